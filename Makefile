@@ -1,0 +1,66 @@
+# Two commands set up and run everything on a fresh machine:
+#   make book   - create .venv, install, sync notebooks, execute and render the book
+#   make test   - same set-up, then lint, unit tests, sync check, nbmake, the -W build
+SHELL := /bin/bash
+.ONESHELL:
+.SHELLFLAGS := -eu -o pipefail -c
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+NB_WORKERS ?= 2
+CLAIMS := _build/claims
+
+.PHONY: help install sync book test lint unit nbmake build-book html-test bench clean
+
+help:
+	@echo "make book   build the book into _build/html (sets everything up first)"
+	@echo "make test   run every check: lint, unit tests, notebooks (nbmake), -W build"
+	@echo "make sync   regenerate notebooks/ from book/"
+	@echo "make bench  time each notebook on this machine"
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements.txt -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+sync: $(STAMP)
+	$(BIN)/python tools/sync_notebooks.py
+
+book: sync
+	mkdir -p $(CLAIMS)
+	BOOK_CLAIMS_LOG=$(CLAIMS)/book.jsonl $(BIN)/jupyter-book build -W --keep-going .
+	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests tools book/_ext notebooks
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q tests --ignore=tests/test_built_book.py
+
+nbmake: $(STAMP)
+	mkdir -p $(CLAIMS)
+	rm -f $(CLAIMS)/nbmake.jsonl
+	BOOK_CLAIMS_LOG=$(CURDIR)/$(CLAIMS)/nbmake.jsonl \
+	  $(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=300 \
+	  -n $(NB_WORKERS) --durations=0 notebooks
+
+build-book: $(STAMP)
+	mkdir -p $(CLAIMS)
+	BOOK_CLAIMS_LOG=$(CURDIR)/$(CLAIMS)/book.jsonl $(BIN)/jupyter-book build -W --keep-going .
+
+html-test: $(STAMP)
+	BOOK_REQUIRE_HTML=1 $(BIN)/python -m pytest -q tests/test_built_book.py
+
+test: lint unit nbmake build-book html-test
+	@echo "make test: all checks passed"
+
+bench: $(STAMP)
+	$(BIN)/python tools/bench.py notebooks/*.ipynb
+
+clean:
+	rm -rf _build

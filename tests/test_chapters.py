@@ -1,0 +1,45 @@
+"""Every chapter follows the house structure (book/README.md)."""
+
+import re
+from pathlib import Path
+
+import jupytext
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.md"))
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return [c["file"] for part in toc["parts"] for c in part["chapters"]]
+
+
+def test_every_chapter_is_in_the_toc():
+    listed = set(toc_files())
+    assert CHAPTERS
+    for chapter in CHAPTERS:
+        assert f"book/{chapter.stem}" in listed, f"add book/{chapter.stem} to _toc.yml"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_structure(chapter):
+    text = chapter.read_text(encoding="utf-8")
+    nb = jupytext.reads(text, fmt="md:myst")
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    setup = code[0]
+    assert "hide-cell" in setup.metadata.get("tags", []), "the setup cell is hidden"
+    assert 'if "google.colab" in sys.modules' in setup.source
+    assert "pick_device()" in setup.source and "set_seed(" in setup.source
+    number = chapter.name[:2]
+    labels = re.findall(r":label: (ex\d\d-\d+)", text)
+    assert len(labels) >= 3, "at least three exercises"
+    for label in labels:
+        assert label.startswith(f"ex{number}-"), f"{label} should start with ex{number}-"
+        assert f":::{{solution-start}} {label}\n:class: dropdown" in text, f"{label}: solution"
+        assert f'check_exercise("{label}")' in text, f"{label}: automatic check"
+    assert text.count(":::{solution-start}") == text.count(":::{solution-end}")
+    assert "## Summary" in text and "**Where this comes from.**" in text
+    assert "*Runs in about" in text, "state the chapter's CPU run time"

@@ -1,0 +1,86 @@
+import json
+
+import pytest
+
+from helpers import claim, claim_records
+from helpers.claims import CLAIMS_LOG_ENV_VAR
+
+
+def test_held_prints_one_line_and_records(capsys):
+    with claim("C01", "two plus two is four", device="cpu") as c:
+        assert 2 + 2 == 4
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("C01 held: two plus two is four [device=cpu, torch=")
+    assert c.record is not None and c.record.status == "held"
+    assert claim_records()[-1] == c.record
+
+
+def test_failed_claim_reraises_and_says_failed(capsys):
+    with pytest.raises(AssertionError, match="evidence 0.5"):
+        with claim("C02", "a false statement", device="cpu"):
+            assert 0.5 < 0.1, "evidence 0.5"
+    out = capsys.readouterr().out
+    assert "C02 failed (AssertionError: evidence 0.5)" in out
+    assert claim_records()[-1].status == "failed"
+
+
+def test_other_errors_fail_the_claim_too(capsys):
+    with pytest.raises(ZeroDivisionError):
+        with claim("C03", "division works", device="cpu"):
+            1 / 0  # noqa: B018
+    assert "C03 failed (ZeroDivisionError" in capsys.readouterr().out
+
+
+def test_skip_stops_the_block_and_gives_the_reason(capsys):
+    reached = []
+    with claim("C16", "deterministic kernels cost time", device="cpu") as c:
+        c.skip("needs CUDA: run on a GPU machine")
+        reached.append(True)
+    assert not reached
+    assert "C16 skipped (needs CUDA: run on a GPU machine)" in capsys.readouterr().out
+    assert c.record.status == "skipped"
+
+
+def test_skip_needs_a_reason():
+    with pytest.raises(ValueError, match="say why"):
+        with claim("C16", "x", device="cpu") as c:
+            c.skip("  ")
+
+
+@pytest.mark.parametrize("bad", ["C1", "c01", "C001", "01", 1])
+def test_bad_id(bad):
+    with pytest.raises(ValueError, match="look like 'C07'"):
+        claim(bad, "statement")
+
+
+def test_empty_statement():
+    with pytest.raises(ValueError, match="non-empty statement"):
+        claim("C01", "   ")
+
+
+def test_log_file_gets_one_json_line_per_claim(tmp_path, monkeypatch):
+    log = tmp_path / "sub" / "claims.jsonl"
+    monkeypatch.setenv(CLAIMS_LOG_ENV_VAR, str(log))
+    with claim("C05", "first", device="cpu"):
+        pass
+    with claim("C06", "second", device="cpu") as c:
+        c.skip("not here")
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["id"], r["status"]) for r in rows] == [("C05", "held"), ("C06", "skipped")]
+    assert rows[1]["reason"] == "not here" and rows[0]["device"] == "cpu"
+
+
+def test_no_log_without_the_variable(tmp_path, monkeypatch):
+    monkeypatch.delenv(CLAIMS_LOG_ENV_VAR, raising=False)
+    monkeypatch.chdir(tmp_path)
+    with claim("C07", "quiet", device="cpu"):
+        pass
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_keyboard_interrupt_is_not_a_verdict():
+    before = len(claim_records())
+    with pytest.raises(KeyboardInterrupt):
+        with claim("C08", "interrupted", device="cpu"):
+            raise KeyboardInterrupt
+    assert len(claim_records()) == before

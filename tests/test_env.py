@@ -1,0 +1,126 @@
+import os
+import stat
+
+import pytest
+import torch
+
+from helpers import (
+    diagnose_cuda,
+    environment_report,
+    expected_torchvision,
+    read_cuda_facts,
+    torchvision_matches,
+)
+from helpers.env import nvidia_driver_version
+
+
+def test_cpu_wheel():
+    d = diagnose_cuda(None, False, "550.54")
+    assert d.case == "cpu-wheel"
+    assert "550.54" in d.summary and "index-url" in d.advice
+
+
+def test_cuda_ready():
+    assert diagnose_cuda("12.6", True, "560.35").case == "cuda-ready"
+
+
+def test_cuda_wheel_without_driver():
+    d = diagnose_cuda("12.6", False, None)
+    assert d.case == "driver-or-device"
+    assert "nvidia-smi" in d.summary and "driver" in d.advice
+
+
+def test_cuda_wheel_with_old_driver_names_both_versions():
+    d = diagnose_cuda("12.8", False, "470.57")
+    assert d.case == "driver-or-device"
+    assert "12.8" in d.advice and "470.57" in d.advice
+
+
+def test_str_shows_case_and_advice():
+    text = str(diagnose_cuda(None, False, None))
+    assert text.startswith("[cpu-wheel]") and "what to do" in text
+
+
+def test_inconsistent_facts_are_refused():
+    with pytest.raises(ValueError, match="inconsistent"):
+        diagnose_cuda(None, True, "550.54")
+
+
+@pytest.mark.parametrize("bad", ["twelve", "", 12.4])
+def test_bad_cuda_build(bad):
+    with pytest.raises(ValueError, match="cuda_build"):
+        diagnose_cuda(bad, False, None)
+
+
+def test_bad_is_available_and_driver_types():
+    with pytest.raises(TypeError, match="is_available"):
+        diagnose_cuda("12.6", "False", None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="driver_version"):
+        diagnose_cuda("12.6", False, 550)  # type: ignore[arg-type]
+
+
+def test_real_facts_match_the_installed_build():
+    facts = read_cuda_facts()
+    assert facts["cuda_build"] == torch.version.cuda
+    assert facts["is_available"] == torch.cuda.is_available()
+    diagnose_cuda(**facts)  # the real facts are always a valid input
+
+
+def _fake_nvidia_smi(tmp_path, body):
+    exe = tmp_path / "nvidia-smi"
+    exe.write_text("#!/bin/sh\n" + body + "\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return str(tmp_path)
+
+
+def test_driver_version_read_from_nvidia_smi(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", _fake_nvidia_smi(tmp_path, "echo 550.54.15"))
+    assert nvidia_driver_version() == "550.54.15"
+
+
+def test_failing_nvidia_smi_means_no_driver(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", _fake_nvidia_smi(tmp_path, "exit 9"))
+    assert nvidia_driver_version() is None
+
+
+def test_missing_nvidia_smi_means_no_driver(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert nvidia_driver_version() is None
+
+
+@pytest.mark.parametrize(
+    "torch_version, expected",
+    [("2.0.1", "0.15"), ("2.5.1+cu124", "0.20"), ("2.14.1", "0.29"), ("1.13.1", "0.14")],
+)
+def test_expected_torchvision(torch_version, expected):
+    assert expected_torchvision(torch_version) == expected
+
+
+def test_torchvision_matches():
+    assert torchvision_matches("2.5.1+cu124", "0.20.1+cu124")
+    assert not torchvision_matches("2.5.1", "0.19.0")
+
+
+@pytest.mark.parametrize("bad", ["latest", "", "v2.1"])
+def test_bad_versions(bad):
+    with pytest.raises(ValueError, match="version"):
+        expected_torchvision(bad)
+    with pytest.raises(ValueError, match="version"):
+        torchvision_matches("2.5.1", bad)
+
+
+def test_unknown_major_and_wrong_type():
+    with pytest.raises(ValueError, match="no known torchvision pairing"):
+        expected_torchvision("3.0.0")
+    with pytest.raises(TypeError):
+        expected_torchvision(2.5)  # type: ignore[arg-type]
+
+
+def test_environment_report_states_the_essentials(monkeypatch):
+    monkeypatch.setenv("BOOK_DEVICE", "cpu")
+    report = environment_report()
+    assert report["torch"] == torch.__version__
+    assert report["torch.version.cuda"] == str(torch.version.cuda)
+    assert report["BOOK_DEVICE"] == "cpu"
+    assert "matches" in report["torchvision"]
+    assert os.cpu_count() and int(report["cpu threads (torch)"]) >= 1

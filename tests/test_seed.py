@@ -1,0 +1,42 @@
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from helpers import set_seed
+
+
+def draw():
+    return random.random(), float(np.random.rand()), torch.rand(3).tolist()
+
+
+def test_same_seed_same_draws_from_every_generator():
+    set_seed(123)
+    first = draw()
+    set_seed(123)
+    assert draw() == first
+
+
+def test_different_seeds_differ():
+    set_seed(1)
+    first = draw()
+    set_seed(2)
+    second = draw()
+    assert all(a != b for a, b in zip(first, second, strict=True))
+
+
+def test_returns_the_seed_and_accepts_numpy_ints():
+    assert set_seed(np.int64(7)) == 7
+
+
+@pytest.mark.parametrize("bad", ["3", 3.0, None, True])
+def test_non_int_seed_is_a_type_error(bad):
+    with pytest.raises(TypeError, match="seed must be an int"):
+        set_seed(bad)
+
+
+@pytest.mark.parametrize("bad", [-1, 2**32])
+def test_out_of_range_seed_is_a_value_error(bad):
+    with pytest.raises(ValueError, match=r"seed must be in \[0, 4294967295\]"):
+        set_seed(bad)

@@ -1,0 +1,75 @@
+"""notebooks/ must be exactly what `make sync` makes from book/ (no outputs, not stale)."""
+
+import json
+import shutil
+
+import pytest
+import sync_notebooks as sync
+
+
+def test_repository_is_in_sync():
+    assert sync.chapters(), "book/ has no chapters"
+    assert sync.problems() == [], "run `make sync` and commit notebooks/"
+
+
+@pytest.fixture
+def sandbox(tmp_path, monkeypatch):
+    book, notebooks = tmp_path / "book", tmp_path / "notebooks"
+    book.mkdir()
+    notebooks.mkdir()
+    shutil.copy(sync.chapters()[0], book / "00_demo.md")
+    monkeypatch.setattr(sync, "BOOK", book)
+    monkeypatch.setattr(sync, "NOTEBOOKS", notebooks)
+    sync.sync()
+    assert sync.problems() == []
+    return book, notebooks
+
+
+def test_missing_notebook_is_found(sandbox):
+    _, notebooks = sandbox
+    (notebooks / "00_demo.ipynb").unlink()
+    assert sync.problems() == ["00_demo.ipynb: missing"]
+
+
+def test_stale_notebook_is_found(sandbox):
+    book, _ = sandbox
+    chapter = book / "00_demo.md"
+    chapter.write_text(chapter.read_text() + "\n```{code-cell} ipython3\nprint('new')\n```\n")
+    assert sync.problems() == ["00_demo.ipynb: stale or has outputs (differs from 00_demo.md)"]
+
+
+def test_outputs_are_found(sandbox):
+    _, notebooks = sandbox
+    path = notebooks / "00_demo.ipynb"
+    nb = json.loads(path.read_text())
+    code = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    code["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["hi\n"]}]
+    path.write_text(json.dumps(nb, indent=1))
+    assert sync.problems() == ["00_demo.ipynb: stale or has outputs (differs from 00_demo.md)"]
+
+
+def test_orphan_notebook_is_found(sandbox):
+    _, notebooks = sandbox
+    shutil.copy(notebooks / "00_demo.ipynb", notebooks / "99_gone.ipynb")
+    assert sync.problems() == ["99_gone.ipynb: no chapter in book/"]
+
+
+def test_wrong_install_line_is_found_and_fixed(sandbox):
+    book, _ = sandbox
+    chapter = book / "00_demo.md"
+    text = chapter.read_text()
+    chapter.write_text(text.replace(sync.install_line(),
+                                    '%pip install -q "pytorch-book-helpers @ git+https://x/y"'))
+    assert "00_demo.md: Colab install line differs from _config.yml" in sync.problems()
+    sync.sync()
+    assert chapter.read_text() == text and sync.problems() == []
+
+
+def test_install_line_comes_from_config(tmp_path):
+    config = tmp_path / "_config.yml"
+    config.write_text("repository:\n  url: https://github.com/me/fork/\n  branch: dev\n")
+    assert sync.install_line(config) == (
+        '%pip install -q "pytorch-book-helpers @ git+https://github.com/me/fork.git@dev"')
+    config.write_text("repository:\n  url: git@github.com:me/fork\n")
+    with pytest.raises(ValueError, match="https URL"):
+        sync.install_line(config)

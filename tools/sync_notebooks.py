@@ -1,0 +1,115 @@
+"""Generate notebooks/NN_topic.ipynb from book/NN_topic.md (``make sync``).
+
+Also writes the repository URL from _config.yml into each chapter's Colab install line, so
+that the URL is edited in one place. ``--check`` changes nothing and exits 1 when a notebook
+is missing, stale, has outputs, or has no chapter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import jupytext
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+NOTEBOOKS = ROOT / "notebooks"
+CHAPTER_GLOB = "[0-9][0-9]_*.md"
+INSTALL_RE = re.compile(r'%pip install -q "pytorch-book-helpers @ git\+[^"]*"')
+
+
+def install_line(config_path: Path = ROOT / "_config.yml") -> str:
+    """The Colab install command for the helpers, from the repository URL in _config.yml."""
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    repo = config.get("repository", {})
+    url, branch = repo.get("url", "").rstrip("/"), repo.get("branch", "main")
+    if not url.startswith("https://"):
+        raise ValueError(f"_config.yml repository.url must be an https URL, got {url!r}")
+    return f'%pip install -q "pytorch-book-helpers @ git+{url}.git@{branch}"'
+
+
+def chapters() -> list[Path]:
+    return sorted(BOOK.glob(CHAPTER_GLOB))
+
+
+def notebook_for(chapter: Path) -> Path:
+    return NOTEBOOKS / chapter.with_suffix(".ipynb").name
+
+
+def with_current_install_line(text: str, line: str) -> str:
+    if not INSTALL_RE.search(text):
+        raise ValueError("no Colab install line (%pip install -q \"pytorch-book-helpers @ ...\")")
+    return INSTALL_RE.sub(lambda _: line, text)
+
+
+def notebook_text(chapter: Path) -> str:
+    """The .ipynb text that jupytext makes from a chapter: no outputs, no execution counts.
+
+    Cell ids are numbered (nbformat would draw random ones), so the output is reproducible.
+    """
+    nb = jupytext.reads(chapter.read_text(encoding="utf-8"), fmt="md:myst")
+    for index, cell in enumerate(nb.cells):
+        cell.id = f"cell-{index:03d}"
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return jupytext.writes(nb, fmt="ipynb")
+
+
+def problems() -> list[str]:
+    """Every way notebooks/ disagrees with book/ (empty when in sync)."""
+    found, line = [], install_line()
+    for chapter in chapters():
+        text = chapter.read_text(encoding="utf-8")
+        try:
+            if with_current_install_line(text, line) != text:
+                found.append(f"{chapter.name}: Colab install line differs from _config.yml")
+        except ValueError as err:
+            found.append(f"{chapter.name}: {err}")
+        target = notebook_for(chapter)
+        if not target.exists():
+            found.append(f"{target.name}: missing")
+        elif target.read_text(encoding="utf-8") != notebook_text(chapter):
+            found.append(f"{target.name}: stale or has outputs (differs from {chapter.name})")
+    expected = {notebook_for(c).name for c in chapters()}
+    found += [f"{p.name}: no chapter in book/" for p in NOTEBOOKS.glob("*.ipynb")
+              if p.name not in expected]
+    return found
+
+
+def sync() -> None:
+    NOTEBOOKS.mkdir(exist_ok=True)
+    line = install_line()
+    for chapter in chapters():
+        text = chapter.read_text(encoding="utf-8")
+        updated = with_current_install_line(text, line)
+        if updated != text:
+            chapter.write_text(updated, encoding="utf-8")
+        target = notebook_for(chapter)
+        new = notebook_text(chapter)
+        if not target.exists() or target.read_text(encoding="utf-8") != new:
+            target.write_text(new, encoding="utf-8")
+            print(f"wrote notebooks/{target.name}")
+    for orphan in NOTEBOOKS.glob("*.ipynb"):
+        if orphan.name not in {notebook_for(c).name for c in chapters()}:
+            print(f"note: notebooks/{orphan.name} has no chapter; delete it or add the chapter")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true", help="report differences, change nothing")
+    args = parser.parse_args()
+    if args.check:
+        issues = problems()
+        for issue in issues:
+            print(issue)
+        return 1 if issues else 0
+    sync()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
