@@ -12,17 +12,22 @@ from .env import (
     torchvision_matches,
 )
 from .exercises import check_exercise
+from .gradcheck import GradError, autograd_grad, compare_gradients, numerical_grad
 from .seed import set_seed
 
 __all__ = [
     "ClaimRecord",
     "CudaDiagnosis",
+    "GradError",
+    "autograd_grad",
     "check_exercise",
     "claim",
     "claim_records",
+    "compare_gradients",
     "diagnose_cuda",
     "environment_report",
     "expected_torchvision",
+    "numerical_grad",
     "pick_device",
     "print_environment",
     "read_cuda_facts",

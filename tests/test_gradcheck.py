@@ -1,0 +1,96 @@
+import pytest
+import torch
+
+from helpers import autograd_grad, compare_gradients, numerical_grad
+
+
+def test_known_gradient_of_sum_of_squares():
+    gx, gy = numerical_grad(lambda x, y: (x**2 + y**2).sum(), torch.tensor(3.0), torch.tensor(-2.0))
+    assert gx.item() == pytest.approx(6.0, abs=1e-8)
+    assert gy.item() == pytest.approx(-4.0, abs=1e-8)
+    assert gx.dtype == torch.float64
+
+
+def test_matrix_function_matches_closed_form():
+    torch.manual_seed(0)
+    a, v = torch.randn(3, 4, dtype=torch.float64), torch.randn(4, dtype=torch.float64)
+    (ga, gv) = numerical_grad(lambda a, v: (a @ v).pow(2).sum(), a, v)
+    assert torch.allclose(ga, 2 * torch.outer(a @ v, v), atol=1e-7)
+    assert torch.allclose(gv, 2 * a.T @ (a @ v), atol=1e-7)
+
+
+def test_agrees_with_torch_gradcheck_on_a_nonlinear_function():
+    torch.manual_seed(1)
+    w = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
+    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+
+    def fn(w, x):
+        return torch.sin(w @ x).pow(3).sum()
+
+    assert torch.autograd.gradcheck(fn, (w, x))
+    for err in compare_gradients(fn, w, x):
+        assert err.max_abs_error < 1e-8 and err.max_rel_error < 1e-6
+
+
+def test_compare_finds_a_wrong_backward():
+    class WrongSquare(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**2
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * x  # should be 2x
+
+    [err] = compare_gradients(lambda x: WrongSquare.apply(x).sum(), torch.tensor([1.0, 2.0]))
+    assert err.max_abs_error == pytest.approx(2.0, abs=1e-6)
+    assert err.max_rel_error == pytest.approx(0.5, abs=1e-6)
+
+
+def test_inputs_are_not_modified_and_non_contiguous_inputs_work():
+    x = torch.arange(6, dtype=torch.float64).reshape(2, 3).T  # non-contiguous
+    before = x.clone()
+    (g,) = numerical_grad(lambda t: (t * t).sum(), x)
+    assert torch.equal(x, before)
+    assert torch.allclose(g, 2 * x, atol=1e-7)
+
+
+def test_dtype_none_keeps_float32_and_is_less_accurate():
+    x = torch.tensor([1.5])
+    (g32,) = numerical_grad(lambda t: t.exp().sum(), x, h=1e-6, dtype=None)
+    (g64,) = numerical_grad(lambda t: t.exp().sum(), x, h=1e-6)
+    exact = torch.exp(torch.tensor(1.5, dtype=torch.float64))
+    assert g32.dtype == torch.float32
+    assert abs(g32.double().item() - exact) > 100 * abs(g64.item() - exact)
+
+
+def test_unused_input_gets_zero_autograd_gradient():
+    _, gy = autograd_grad(lambda x, y: x.sum(), torch.ones(2), torch.ones(3))
+    assert torch.equal(gy, torch.zeros(3, dtype=torch.float64))
+
+
+def test_non_scalar_output_is_refused():
+    with pytest.raises(ValueError, match="scalar tensor"):
+        numerical_grad(lambda x: x * 2, torch.ones(3))
+    with pytest.raises(ValueError, match="scalar tensor"):
+        compare_gradients(lambda x: 3.0, torch.ones(3))
+
+
+def test_integer_input_is_refused():
+    with pytest.raises(TypeError, match="floating dtype"):
+        numerical_grad(lambda x: x.sum(), torch.arange(3))
+
+
+def test_non_tensor_and_missing_inputs():
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        numerical_grad(lambda x: x, [1.0, 2.0])
+    with pytest.raises(ValueError, match="at least one input"):
+        numerical_grad(lambda: torch.tensor(1.0))
+
+
+@pytest.mark.parametrize("h", [0, -1e-3, float("nan"), float("inf"), "0.1", True])
+def test_bad_step(h):
+    with pytest.raises(ValueError, match="positive finite"):
+        numerical_grad(lambda x: x.sum(), torch.ones(2), h=h)
