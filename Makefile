@@ -61,6 +61,7 @@ test: lint unit nbmake build-book html-test
 
 bench: $(STAMP)
 	$(BIN)/python tools/bench.py notebooks/*.ipynb
+	$(BIN)/python tools/bench_train.py
 
 clean:
 	rm -rf _build

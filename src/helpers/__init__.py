@@ -1,6 +1,7 @@
 """Helpers for the executable PyTorch book: one module per concern, each taught in a chapter."""
 
 from .claims import ClaimRecord, claim, claim_records
+from .data import digits_split
 from .device import pick_device
 from .env import (
     CudaDiagnosis,
@@ -14,23 +15,31 @@ from .env import (
 from .exercises import check_exercise
 from .gradcheck import GradError, autograd_grad, compare_gradients, numerical_grad
 from .seed import set_seed
+from .train import History, StepInfo, accuracy, evaluate, fit, train_one_epoch
 
 __all__ = [
     "ClaimRecord",
     "CudaDiagnosis",
     "GradError",
+    "History",
+    "StepInfo",
+    "accuracy",
     "autograd_grad",
     "check_exercise",
     "claim",
     "claim_records",
     "compare_gradients",
     "diagnose_cuda",
+    "digits_split",
     "environment_report",
+    "evaluate",
     "expected_torchvision",
+    "fit",
     "numerical_grad",
     "pick_device",
     "print_environment",
     "read_cuda_facts",
     "set_seed",
     "torchvision_matches",
+    "train_one_epoch",
 ]
