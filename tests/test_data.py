@@ -36,3 +36,66 @@ def test_bad_types():
         digits_split("0.2")
     with pytest.raises(TypeError, match="seed"):
         digits_split(0.2, seed=1.0)
+
+
+from helpers import COLOR_NAMES, SequenceDataset, make_color_images, pad_collate  # noqa: E402
+
+
+def test_color_images_shape_dtype_and_seed():
+    x, y = make_color_images(64, size=12, seed=1)
+    assert x.shape == (64, 12, 12, 3) and x.dtype == torch.uint8
+    assert y.dtype == torch.int64 and y.max() < len(COLOR_NAMES)
+    x2, y2 = make_color_images(64, size=12, seed=1)
+    assert torch.equal(x, x2) and torch.equal(y, y2)
+    assert not torch.equal(x, make_color_images(64, size=12, seed=2)[0])
+
+
+def test_color_images_colour_identifies_the_class():
+    x, y = make_color_images(200, seed=0)
+    brightest = x.float().amax(dim=(1, 2))  # per image, per channel
+    red, blue = y == COLOR_NAMES.index("red"), y == COLOR_NAMES.index("blue")
+    assert (brightest[red, 0] > brightest[red, 2]).all()
+    assert (brightest[blue, 2] > brightest[blue, 0]).all()
+
+
+def test_color_images_bad_arguments():
+    with pytest.raises(ValueError, match="n must be at least 1"):
+        make_color_images(0)
+    with pytest.raises(ValueError, match="size must be at least 8"):
+        make_color_images(4, size=4)
+    with pytest.raises(TypeError, match="seed"):
+        make_color_images(4, seed="0")
+
+
+def test_sequences_lengths_labels_and_seed():
+    data = SequenceDataset(300, min_len=3, max_len=50, features=4, seed=0)
+    assert len(data) == 300
+    seq, label = data[5]
+    assert seq.shape == (data.lengths[5], 4) and label.item() == int(seq[:, 0].sum() > 0)
+    assert min(data.lengths) >= 3 and max(data.lengths) <= 50
+    assert len(set(data.lengths)) > 10  # really variable
+    assert data.lengths == SequenceDataset(300, 3, 50, 4, seed=0).lengths
+
+
+def test_sequences_bad_arguments():
+    with pytest.raises(ValueError, match="max_len"):
+        SequenceDataset(10, min_len=20, max_len=10)
+    with pytest.raises(TypeError, match="features"):
+        SequenceDataset(10, features=2.0)
+
+
+def test_pad_collate_pads_to_the_batch_maximum():
+    batch = [(torch.ones(2, 3), torch.tensor(0)), (torch.ones(5, 3), torch.tensor(1))]
+    padded, lengths, labels = pad_collate(batch)
+    assert padded.shape == (2, 5, 3) and lengths.tolist() == [2, 5]
+    assert labels.tolist() == [0, 1]
+    assert padded[0, 2:].abs().sum() == 0 and padded[0, :2].sum() == 6
+
+
+def test_pad_collate_bad_batches():
+    with pytest.raises(ValueError, match="empty batch"):
+        pad_collate([])
+    with pytest.raises(ValueError, match="one feature size"):
+        pad_collate([(torch.ones(2, 3), 0), (torch.ones(2, 4), 1)])
+    with pytest.raises(TypeError, match="pairs"):
+        pad_collate([torch.ones(2, 3)])

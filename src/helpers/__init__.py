@@ -1,7 +1,13 @@
 """Helpers for the executable PyTorch book: one module per concern, each taught in a chapter."""
 
 from .claims import ClaimRecord, claim, claim_records
-from .data import digits_split
+from .data import (
+    COLOR_NAMES,
+    SequenceDataset,
+    digits_split,
+    make_color_images,
+    pad_collate,
+)
 from .device import pick_device
 from .env import (
     CudaDiagnosis,
@@ -18,10 +24,12 @@ from .seed import set_seed
 from .train import History, StepInfo, accuracy, evaluate, fit, train_one_epoch
 
 __all__ = [
+    "COLOR_NAMES",
     "ClaimRecord",
     "CudaDiagnosis",
     "GradError",
     "History",
+    "SequenceDataset",
     "StepInfo",
     "accuracy",
     "autograd_grad",
@@ -35,7 +43,9 @@ __all__ = [
     "evaluate",
     "expected_torchvision",
     "fit",
+    "make_color_images",
     "numerical_grad",
+    "pad_collate",
     "pick_device",
     "print_environment",
     "read_cuda_facts",

@@ -30,3 +30,94 @@ def digits_split(
     n_val = round(len(x) * val_fraction)
     val_idx, train_idx = order[:n_val], order[n_val:]
     return TensorDataset(x[train_idx], y[train_idx]), TensorDataset(x[val_idx], y[val_idx])
+
+
+COLOR_NAMES = ("red", "green", "blue", "yellow")
+_COLOR_RGB = torch.tensor([[220, 40, 40], [40, 200, 60], [50, 70, 230], [225, 210, 40]])
+
+
+def make_color_images(
+    n: int, size: int = 16, seed: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Generated RGB images whose class is the colour of a square blob (chapter 02, C10).
+
+    Returns ``(images, labels)``: uint8 images of shape ``(n, size, size, 3)`` in RGB order,
+    height × width × channels like a decoded image file, and int64 labels indexing
+    :data:`COLOR_NAMES`. Blob position, size and brightness and the background noise vary,
+    so only the colour tells the classes apart.
+    """
+    _check_count("n", n)
+    _check_count("size", size, minimum=8)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {seed!r}")
+    gen = torch.Generator().manual_seed(seed)
+    labels = torch.randint(0, len(COLOR_NAMES), (n,), generator=gen)
+    images = torch.randint(0, 60, (n, size, size, 3), generator=gen)
+    side = torch.randint(size // 4, size // 2 + 1, (n,), generator=gen)
+    brightness = 0.7 + 0.3 * torch.rand(n, generator=gen)
+    for i in range(n):
+        s = int(side[i])
+        top, left = (int(v) for v in torch.randint(0, size - s + 1, (2,), generator=gen))
+        images[i, top : top + s, left : left + s] = (_COLOR_RGB[labels[i]] * brightness[i]).long()
+    return images.to(torch.uint8), labels
+
+
+class SequenceDataset(torch.utils.data.Dataset):
+    """Generated variable-length sequences (chapter 02, C06).
+
+    Item ``i`` is ``(sequence, label)``: a float32 tensor of shape ``(length_i, features)``
+    and the int64 label ``1`` when the sequence's first feature sums to more than zero.
+    Lengths are drawn from a long-tailed (log-normal) distribution between ``min_len`` and
+    ``max_len``, as text and audio lengths usually are.
+    """
+
+    def __init__(
+        self, n: int, min_len: int = 4, max_len: int = 256, features: int = 8, seed: int = 0
+    ) -> None:
+        _check_count("n", n)
+        _check_count("min_len", min_len)
+        _check_count("features", features)
+        _check_count("max_len", max_len)
+        if max_len < min_len:
+            raise ValueError(f"max_len ({max_len}) must be at least min_len ({min_len})")
+        gen = torch.Generator().manual_seed(seed)
+        raw = torch.exp(torch.randn(n, generator=gen) * 0.8 + 3.0)
+        self.lengths = raw.round().long().clamp(min_len, max_len).tolist()
+        self.sequences = [torch.randn(length, features, generator=gen) for length in self.lengths]
+        self.labels = [int(s[:, 0].sum() > 0) for s in self.sequences]
+
+    def __len__(self) -> int:
+        return len(self.sequences)
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.sequences[index], torch.tensor(self.labels[index])
+
+
+def pad_collate(
+    batch: list[tuple[torch.Tensor, torch.Tensor]],
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Pad a batch of ``(sequence, label)`` pairs to the batch's own longest sequence.
+
+    Returns ``(padded, lengths, labels)``: ``padded`` is ``(batch, longest, features)`` with
+    zeros after each sequence's end, ``lengths`` the true lengths. Chapter 02 writes it out.
+    """
+    if not batch:
+        raise ValueError("cannot collate an empty batch")
+    if any(not isinstance(item, (tuple, list)) or len(item) != 2 for item in batch):
+        raise TypeError("pad_collate expects (sequence, label) pairs")
+    sequences, labels = zip(*batch, strict=True)
+    if any(s.ndim != 2 for s in sequences) or len({s.shape[1] for s in sequences}) != 1:
+        shapes = sorted({tuple(s.shape) for s in sequences})[:3]
+        raise ValueError(
+            f"sequences must be (length, features) with one feature size, got e.g. {shapes}"
+        )
+    lengths = torch.tensor([len(s) for s in sequences])
+    padded = torch.nn.utils.rnn.pad_sequence(list(sequences), batch_first=True)
+    return padded, lengths, torch.stack([torch.as_tensor(label) for label in labels])
+
+
+def _check_count(name: str, value: int, minimum: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
