@@ -9,7 +9,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-NB_WORKERS ?= 2
+# Notebooks run one at a time by default: several chapters measure speed (workers, padding,
+# overheads) and need the machine's cores to themselves. NB_WORKERS=2 is faster on more cores.
+NB_WORKERS ?= 1
 CLAIMS := _build/claims
 
 .PHONY: help install sync book test lint unit nbmake build-book html-test bench clean
