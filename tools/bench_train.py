@@ -8,6 +8,8 @@ ratio is printed, with the ratio for the visible tqdm bar for reference.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import statistics
 import sys
 import time
@@ -49,8 +51,9 @@ def bare_loop(loader: DataLoader) -> float:
 def helper_loop(loader: DataLoader, progress: bool) -> float:
     model, optimizer = make()
     start = time.perf_counter()
-    fit(model, loader, None, nn.functional.cross_entropy, optimizer, epochs=EPOCHS,
-        max_grad_norm=1.0, progress=progress)
+    with contextlib.redirect_stderr(io.StringIO()):  # the bars are drawn, not shown
+        fit(model, loader, None, nn.functional.cross_entropy, optimizer, epochs=EPOCHS,
+            max_grad_norm=1.0, progress=progress)
     return time.perf_counter() - start
 
 

@@ -105,7 +105,9 @@ def train_one_epoch(
     model.train()
     total_loss, n_seen = 0.0, 0
     step = len(history.step_loss) if history is not None else 0
-    batches = tqdm(_batches(loader), desc=f"epoch {epoch}", leave=False, disable=not progress)
+    total = len(loader) if hasattr(loader, "__len__") else None
+    batches = tqdm(_batches(loader), desc=f"epoch {epoch}", total=total, leave=False,
+                   disable=not progress)
     for inputs, targets in batches:
         inputs, targets = inputs.to(device), targets.to(device)
         optimizer.zero_grad(set_to_none=True)
