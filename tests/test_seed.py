@@ -40,3 +40,22 @@ def test_non_int_seed_is_a_type_error(bad):
 def test_out_of_range_seed_is_a_value_error(bad):
     with pytest.raises(ValueError, match=r"seed must be in \[0, 4294967295\]"):
         set_seed(bad)
+
+
+def test_deterministic_mode_on_and_off():
+    try:
+        set_seed(0, deterministic=True)
+        assert torch.are_deterministic_algorithms_enabled()
+        assert torch.backends.cudnn.deterministic and not torch.backends.cudnn.benchmark
+        import os
+
+        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] in (":4096:8", ":16:8")
+    finally:
+        set_seed(0)
+    assert not torch.are_deterministic_algorithms_enabled()
+    assert not torch.backends.cudnn.deterministic
+
+
+def test_deterministic_must_be_bool():
+    with pytest.raises(TypeError, match="deterministic must be a bool"):
+        set_seed(0, deterministic="yes")

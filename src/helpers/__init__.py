@@ -19,6 +19,15 @@ from .env import (
     torchvision_matches,
 )
 from .exercises import check_exercise
+from .experiment import (
+    RunLogger,
+    create_run_dir,
+    load_config,
+    read_metrics,
+    read_tensorboard_scalars,
+    save_config,
+    start_run,
+)
 from .gradcheck import GradError, autograd_grad, compare_gradients, numerical_grad
 from .seed import set_seed
 from .train import History, StepInfo, accuracy, evaluate, fit, train_one_epoch
@@ -29,6 +38,7 @@ __all__ = [
     "CudaDiagnosis",
     "GradError",
     "History",
+    "RunLogger",
     "SequenceDataset",
     "StepInfo",
     "accuracy",
@@ -37,19 +47,25 @@ __all__ = [
     "claim",
     "claim_records",
     "compare_gradients",
+    "create_run_dir",
     "diagnose_cuda",
     "digits_split",
     "environment_report",
     "evaluate",
     "expected_torchvision",
     "fit",
+    "load_config",
     "make_color_images",
     "numerical_grad",
     "pad_collate",
     "pick_device",
     "print_environment",
     "read_cuda_facts",
+    "read_metrics",
+    "read_tensorboard_scalars",
+    "save_config",
     "set_seed",
+    "start_run",
     "torchvision_matches",
     "train_one_epoch",
 ]

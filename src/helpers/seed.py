@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 
 import numpy as np
@@ -10,12 +11,17 @@ import torch
 _MAX_SEED = 2**32 - 1  # NumPy's legacy global generator accepts seeds in [0, 2**32)
 
 
-def set_seed(seed: int) -> int:
+def set_seed(seed: int, deterministic: bool = False) -> int:
     """Seed Python's ``random``, NumPy's global generator, torch on CPU and every CUDA device.
 
-    Returns the seed so that a caller can record it. This makes CPU runs repeatable; it does
-    not make non-deterministic GPU kernels deterministic (chapter 04 covers that).
+    Returns the seed so that a caller can record it. This makes CPU runs repeatable. With
+    ``deterministic=True`` it also asks for deterministic kernels (chapter 04, C16):
+    ``torch.use_deterministic_algorithms(True)``, cuDNN's benchmark off and deterministic on,
+    and ``CUBLAS_WORKSPACE_CONFIG`` for cuBLAS; an operation with no deterministic version
+    then raises. ``deterministic=False`` switches those settings back to PyTorch's defaults.
     """
+    if not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic must be a bool, got {deterministic!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an int, got {type(seed).__name__} ({seed!r})")
     seed = int(seed)
@@ -25,4 +31,9 @@ def set_seed(seed: int) -> int:
     np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device in current PyTorch
     torch.cuda.manual_seed_all(seed)  # explicit, and harmless without a GPU
+    if deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(deterministic)
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cudnn.deterministic = deterministic
     return seed

@@ -1,0 +1,111 @@
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from helpers import (
+    RunLogger,
+    StepInfo,
+    create_run_dir,
+    load_config,
+    read_metrics,
+    read_tensorboard_scalars,
+    save_config,
+    start_run,
+)
+
+
+@dataclass
+class Config:
+    lr: float = 0.1
+    epochs: int = 3
+    seed: int = 0
+
+
+@dataclass
+class NoSeed:
+    lr: float = 0.1
+
+
+def test_config_round_trip(tmp_path):
+    path = save_config(Config(lr=0.3), tmp_path / "config.json")
+    assert json.loads(path.read_text()) == {"lr": 0.3, "epochs": 3, "seed": 0}
+    assert load_config(Config, path) == Config(lr=0.3)
+
+
+def test_config_with_unknown_or_missing_fields_is_refused(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"lr": 0.1, "epochs": 3, "seed": 0, "momentum": 0.9}))
+    with pytest.raises(ValueError, match=r"unknown fields \['momentum'\]"):
+        load_config(Config, path)
+
+    @dataclass
+    class Strict:
+        lr: float
+
+    path.write_text("{}")
+    with pytest.raises(ValueError, match=r"missing fields \['lr'\]"):
+        load_config(Strict, path)
+
+
+def test_config_types_checked(tmp_path):
+    with pytest.raises(TypeError, match="dataclass instance"):
+        save_config({"lr": 0.1}, tmp_path / "x.json")
+    with pytest.raises(TypeError, match="dataclass type"):
+        load_config(dict, tmp_path / "x.json")
+
+
+def test_run_dir_refuses_to_overwrite_unless_asked(tmp_path):
+    run = create_run_dir(tmp_path, "baseline")
+    (run / "marker").write_text("x")
+    with pytest.raises(FileExistsError, match="already exists"):
+        create_run_dir(tmp_path, "baseline")
+    again = create_run_dir(tmp_path, "baseline", overwrite=True)
+    assert again == run and not (run / "marker").exists()
+
+
+@pytest.mark.parametrize("bad", ["", "a/b", "../up", ".hidden", "with space", None])
+def test_bad_run_names(tmp_path, bad):
+    with pytest.raises(ValueError, match="run name"):
+        create_run_dir(tmp_path, bad)
+
+
+def test_logger_writes_jsonl_and_tensorboard(tmp_path):
+    with start_run(tmp_path, "lr=0.1", Config()) as logger:
+        for step in range(5):
+            logger.on_step(StepInfo(epoch=0, step=step, loss=1 / (step + 1), grad_norm=2.0,
+                                    lr=0.1))
+        logger.log(5, val_accuracy=0.9)
+    run = tmp_path / "lr=0.1"
+    assert load_config(Config, run / "config.json").seed == 0
+    rows = read_metrics(run)
+    assert rows[0] == {"step": 0, "loss": 1.0, "grad_norm": 2.0, "lr": 0.1}
+    assert rows[-1] == {"step": 5, "val_accuracy": 0.9}
+    curves = read_tensorboard_scalars(run)
+    assert set(curves) == {"loss", "grad_norm", "lr", "val_accuracy"}
+    steps, values = curves["loss"]
+    assert steps == [0, 1, 2, 3, 4]
+    assert values == pytest.approx([1, 1 / 2, 1 / 3, 1 / 4, 1 / 5], rel=1e-6)
+
+
+def test_logger_without_tensorboard_and_bad_calls(tmp_path):
+    run = create_run_dir(tmp_path, "plain")
+    logger = RunLogger(run, tensorboard=False)
+    with pytest.raises(ValueError, match="at least one scalar"):
+        logger.log(0)
+    with pytest.raises(ValueError, match="non-negative int"):
+        logger.log(-1, loss=1.0)
+    logger.log(0, loss=1.0)
+    logger.close()
+    assert read_metrics(run) == [{"step": 0, "loss": 1.0}]
+    with pytest.raises(FileNotFoundError, match="event files"):
+        read_tensorboard_scalars(run)
+    with pytest.raises(FileNotFoundError, match="create_run_dir"):
+        RunLogger(tmp_path / "missing")
+    with pytest.raises(FileNotFoundError, match="metrics.jsonl"):
+        read_metrics(tmp_path)
+
+
+def test_start_run_requires_a_seed(tmp_path):
+    with pytest.raises(ValueError, match="record the seed"):
+        start_run(tmp_path, "x", NoSeed())
