@@ -29,6 +29,7 @@ from .experiment import (
     start_run,
 )
 from .gradcheck import GradError, autograd_grad, compare_gradients, numerical_grad
+from .monitor import GradNormRecorder, NaNGuard, has_nonfinite
 from .seed import set_seed
 from .train import History, StepInfo, accuracy, evaluate, fit, train_one_epoch
 
@@ -37,7 +38,9 @@ __all__ = [
     "ClaimRecord",
     "CudaDiagnosis",
     "GradError",
+    "GradNormRecorder",
     "History",
+    "NaNGuard",
     "RunLogger",
     "SequenceDataset",
     "StepInfo",
@@ -54,6 +57,7 @@ __all__ = [
     "evaluate",
     "expected_torchvision",
     "fit",
+    "has_nonfinite",
     "load_config",
     "make_color_images",
     "numerical_grad",
