@@ -29,6 +29,7 @@ from .experiment import (
     start_run,
 )
 from .gradcheck import GradError, autograd_grad, compare_gradients, numerical_grad
+from .measure import MemoryReport, measure_memory, median_time
 from .monitor import GradNormRecorder, NaNGuard, has_nonfinite
 from .seed import set_seed
 from .train import History, StepInfo, accuracy, evaluate, fit, train_one_epoch
@@ -40,6 +41,7 @@ __all__ = [
     "GradError",
     "GradNormRecorder",
     "History",
+    "MemoryReport",
     "NaNGuard",
     "RunLogger",
     "SequenceDataset",
@@ -60,6 +62,8 @@ __all__ = [
     "has_nonfinite",
     "load_config",
     "make_color_images",
+    "measure_memory",
+    "median_time",
     "numerical_grad",
     "pad_collate",
     "pick_device",
