@@ -1,5 +1,13 @@
 """Helpers for the executable PyTorch book: one module per concern, each taught in a chapter."""
 
+from .checkpoint import (
+    load_checkpoint,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+    strip_compile_prefix,
+    unwrap_compiled,
+)
 from .claims import ClaimRecord, claim, claim_records
 from .data import (
     COLOR_NAMES,
@@ -60,6 +68,7 @@ __all__ = [
     "expected_torchvision",
     "fit",
     "has_nonfinite",
+    "load_checkpoint",
     "load_config",
     "make_color_images",
     "measure_memory",
@@ -71,9 +80,14 @@ __all__ = [
     "read_cuda_facts",
     "read_metrics",
     "read_tensorboard_scalars",
+    "rng_state",
+    "save_checkpoint",
     "save_config",
+    "set_rng_state",
     "set_seed",
     "start_run",
+    "strip_compile_prefix",
     "torchvision_matches",
     "train_one_epoch",
+    "unwrap_compiled",
 ]
