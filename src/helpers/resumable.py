@@ -59,7 +59,8 @@ def epoch_batches(dataset, epoch: int, seed: int, start: int = 0):
 
 
 def train(out: Path, steps: int, every: int, seed: int = 0, stop_after: int | None = None,
-          resume: bool = True, load_optimizer: bool = True, sleep: float = 0.0) -> nn.Module:
+          resume: bool = True, load_optimizer: bool = True, sleep: float = 0.0,
+          print_steps: bool = True) -> nn.Module:
     """Train to ``steps`` total steps (or stop after ``stop_after``), checkpointing."""
     out.mkdir(parents=True, exist_ok=True)
     ckpt = out / "checkpoint.pt"
@@ -81,7 +82,8 @@ def train(out: Path, steps: int, every: int, seed: int = 0, stop_after: int | No
             optimizer.step()
             scheduler.step()
             step += 1
-            print(f"step {step} loss {loss.item():.4f}", flush=True)
+            if print_steps:
+                print(f"step {step} loss {loss.item():.4f}", flush=True)
             if step % every == 0 or step == steps:
                 save_checkpoint(ckpt, model=model, optimizer=optimizer, scheduler=scheduler,
                                 step=step, epoch=epoch)
