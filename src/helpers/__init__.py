@@ -36,6 +36,7 @@ from .experiment import (
     save_config,
     start_run,
 )
+from .export import export_onnx, onnx_session, verify_onnx
 from .gradcheck import GradError, autograd_grad, compare_gradients, numerical_grad
 from .measure import MemoryReport, measure_memory, median_time
 from .monitor import GradNormRecorder, NaNGuard, has_nonfinite
@@ -66,6 +67,7 @@ __all__ = [
     "environment_report",
     "evaluate",
     "expected_torchvision",
+    "export_onnx",
     "fit",
     "has_nonfinite",
     "load_checkpoint",
@@ -74,6 +76,7 @@ __all__ = [
     "measure_memory",
     "median_time",
     "numerical_grad",
+    "onnx_session",
     "pad_collate",
     "pick_device",
     "print_environment",
@@ -90,4 +93,5 @@ __all__ = [
     "torchvision_matches",
     "train_one_epoch",
     "unwrap_compiled",
+    "verify_onnx",
 ]
