@@ -14,13 +14,16 @@ STAMP := $(VENV)/.installed
 NB_WORKERS ?= 1
 CLAIMS := _build/claims
 
-.PHONY: help install sync book test lint unit nbmake build-book html-test bench clean
+.PHONY: help install sync book test lint unit nbmake appendix build-book html-test \
+	student student-check grade bench clean
 
 help:
 	@echo "make book   build the book into _build/html (sets everything up first)"
 	@echo "make test   run every check: lint, unit tests, notebooks (nbmake), -W build"
 	@echo "make sync   regenerate notebooks/ from book/"
 	@echo "make bench  time each notebook on this machine"
+	@echo "make student            write the student edition (no solutions) into student/"
+	@echo "make grade NB=path.ipynb grade a learner's notebook, exercise by exercise"
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,16 +36,22 @@ install: $(STAMP)
 sync: $(STAMP)
 	$(BIN)/python tools/sync_notebooks.py
 
+# The claims appendix is made from the records the chapters write while they execute: build,
+# write the appendix from this build's records, then build again (only the appendix changes).
 book: sync
 	mkdir -p $(CLAIMS)
-	BOOK_CLAIMS_LOG=$(CLAIMS)/book.jsonl $(BIN)/jupyter-book build -W --keep-going .
+	$(BIN)/python tools/claims_appendix.py
+	BOOK_CLAIMS_LOG=$(CURDIR)/$(CLAIMS)/book.jsonl $(BIN)/jupyter-book build -W --keep-going .
+	$(BIN)/python tools/claims_appendix.py
+	$(BIN)/jupyter-book build -W --keep-going .
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests tools book/_ext notebooks
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q tests --ignore=tests/test_built_book.py
+	$(BIN)/python -m pytest -q tests --ignore=tests/test_built_book.py \
+	  --ignore=tests/test_student_edition_runs.py
 
 nbmake: $(STAMP)
 	mkdir -p $(CLAIMS)
@@ -51,15 +60,29 @@ nbmake: $(STAMP)
 	  $(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=300 \
 	  -n $(NB_WORKERS) --durations=0 notebooks
 
-build-book: $(STAMP)
+appendix: $(STAMP)
+	$(BIN)/python tools/claims_appendix.py
+
+build-book: appendix
 	mkdir -p $(CLAIMS)
 	BOOK_CLAIMS_LOG=$(CURDIR)/$(CLAIMS)/book.jsonl $(BIN)/jupyter-book build -W --keep-going .
 
 html-test: $(STAMP)
 	BOOK_REQUIRE_HTML=1 $(BIN)/python -m pytest -q tests/test_built_book.py
 
-test: lint unit nbmake build-book html-test
+student-check: $(STAMP)
+	$(BIN)/python -m pytest -q tests/test_student_edition_runs.py
+
+# nbmake runs first so that the appendix built next shows this run's claim results
+test: lint unit nbmake build-book html-test student-check
 	@echo "make test: all checks passed"
+
+student: $(STAMP)
+	$(BIN)/python tools/student_edition.py --out student
+
+grade: $(STAMP)
+	@test -n "$(NB)" || { echo "usage: make grade NB=path/to/notebook.ipynb"; exit 2; }
+	$(BIN)/python tools/grade.py "$(NB)"
 
 bench: $(STAMP)
 	$(BIN)/python tools/bench.py notebooks/*.ipynb

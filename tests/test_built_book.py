@@ -52,4 +52,29 @@ def test_solutions_folded_and_setup_hidden(chapter):
     solutions = soup.select(".solution")
     assert len(solutions) >= 3
     assert all("dropdown" in s["class"] for s in solutions)
-    assert soup.select(".tag_hide-cell"), "the setup cell is folded"
+    assert soup.select(".tag_hide-input"), "the setup cell's code is folded"
+    assert re.search(r"Last verified: \d{4}-\d\d-\d\d \d\d:\d\d UTC on \w+", soup.get_text())
+
+
+def test_claims_appendix_lists_every_claim_with_a_result():
+    soup = BeautifulSoup((HTML / "book" / "appendix_claims.html").read_text(), "html.parser")
+    rows = soup.select("table tbody tr")
+    ids = [row.find("td").get_text(strip=True) for row in rows]
+    assert ids == [f"C{i:02d}" for i in range(1, 40)]
+    for row in rows:
+        cells = [td.get_text(" ", strip=True) for td in row.find_all("td")]
+        assert "missing" not in cells[2], cells[:3]
+        assert row.find("a", href=True), f"{cells[0]}: no link to its chapter"
+        results = cells[3] + " " + cells[4]
+        assert re.search(r"\b(held|skipped)\b", results), f"{cells[0]}: no result: {results}"
+        assert "failed" not in results, f"{cells[0]}: {results}"
+
+
+def test_field_guide_links_resolve_to_chapters():
+    soup = BeautifulSoup((HTML / "book" / "appendix_field_guide.html").read_text(),
+                         "html.parser")
+    links = [a["href"] for a in soup.select("table a[href]")]
+    assert len(links) >= 30
+    for href in links:
+        page = href.split("#")[0]
+        assert (HTML / "book" / page).exists(), href

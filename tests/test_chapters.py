@@ -30,9 +30,10 @@ def test_chapter_structure(chapter):
     assert nb.metadata["kernelspec"]["name"] == "python3"
     code = [c for c in nb.cells if c.cell_type == "code"]
     setup = code[0]
-    assert "hide-cell" in setup.metadata.get("tags", []), "the setup cell is hidden"
+    assert "hide-input" in setup.metadata.get("tags", []), "the setup cell's code is folded"
     assert 'if "google.colab" in sys.modules' in setup.source
     assert "pick_device()" in setup.source and "set_seed(" in setup.source
+    assert "print(last_verified(device))" in setup.source, "the page's last-verified line"
     number = chapter.name[:2]
     labels = re.findall(r":label: (ex\d\d-\d+)", text)
     assert len(labels) >= 3, "at least three exercises"

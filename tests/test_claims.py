@@ -84,3 +84,9 @@ def test_keyboard_interrupt_is_not_a_verdict():
         with claim("C08", "interrupted", device="cpu"):
             raise KeyboardInterrupt
     assert len(claim_records()) == before
+
+
+def test_record_has_time_and_python(capsys):
+    with claim("C09", "timestamped", device="cpu") as c:
+        pass
+    assert c.record.when.endswith("+00:00") and c.record.python.count(".") == 2

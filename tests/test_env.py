@@ -124,3 +124,13 @@ def test_environment_report_states_the_essentials(monkeypatch):
     assert report["BOOK_DEVICE"] == "cpu"
     assert "matches" in report["torchvision"]
     assert os.cpu_count() and int(report["cpu threads (torch)"]) >= 1
+
+
+def test_last_verified_line():
+    from helpers import last_verified
+
+    line = last_verified("cpu")
+    assert line.startswith("Last verified: 20") and " UTC on cpu (" in line
+    assert f"torch {torch.__version__}" in line and "Python 3." in line
+    with pytest.raises(RuntimeError):
+        last_verified("not-a-device")

@@ -10,9 +10,11 @@ Taught in chapter 00 and used in every chapter::
 
 from __future__ import annotations
 
+import platform
 import re
 import time
 from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
 from types import TracebackType
 
 import torch
@@ -39,6 +41,8 @@ class ClaimRecord:
     device: str
     torch: str
     seconds: float
+    python: str = ""
+    when: str = ""  # UTC, ISO 8601, when the claim was checked
 
     def line(self) -> str:
         why = f" ({self.reason})" if self.reason else ""
@@ -103,6 +107,8 @@ class Claim:
             device=self.device,
             torch=torch.__version__,
             seconds=round(time.perf_counter() - self._start, 4),
+            python=platform.python_version(),
+            when=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         )
         _RECORDS.append(self.record)
         append_record(CLAIMS_LOG_ENV_VAR, asdict(self.record))

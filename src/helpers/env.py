@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 import torch
 
@@ -178,3 +179,16 @@ def print_environment() -> None:
     for key, value in report.items():
         print(f"{key:<{width}}  {value}")
     print(diagnose_cuda(**read_cuda_facts()))
+
+
+def last_verified(device: torch.device | str) -> str:
+    """The line each chapter shows under its title: when and on what it was executed."""
+    device = torch.device(device)
+    where = str(device)
+    if device.type == "cuda":
+        where += f" ({torch.cuda.get_device_name(device)})"
+    else:
+        where += f" ({torch.get_num_threads()} threads)"
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (f"Last verified: {now} on {where}, torch {torch.__version__}, "
+            f"Python {platform.python_version()}")

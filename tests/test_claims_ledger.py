@@ -1,0 +1,58 @@
+"""The ledger, the chapters and the appendix agree (tools/claims_appendix.py)."""
+
+import re
+
+import claims_appendix as appendix
+
+
+def test_ledger_lists_c01_to_c39_once():
+    ledger = appendix.load_ledger()
+    assert sorted(ledger) == [f"C{i:02d}" for i in range(1, 40)]
+    assert all(entry["statement"].strip() for entry in ledger.values())
+
+
+def test_every_claim_in_a_chapter_is_known_and_every_known_claim_is_checked():
+    ledger, sites = appendix.load_ledger(), appendix.claim_sites()
+    unknown = sorted(set(sites) - set(ledger))
+    unchecked = sorted(set(ledger) - set(sites))
+    assert not unknown, f"claim IDs used in chapters but not in claims/ledger.yml: {unknown}"
+    assert not unchecked, f"claims that no chapter checks: {unchecked}"
+
+
+def test_sites_name_the_chapter_and_the_section():
+    sites = appendix.claim_sites()
+    [c13] = sites["C13"]
+    assert c13.chapter == "03_training" and c13.title.startswith("03 ·")
+    assert c13.section.startswith("step() before backward()")
+    assert c13.anchor == "step-before-backward-stale-gradients-and-what-pytorch-does-about-them"
+
+
+def record(claim_id, status, device, when, torch="2.14.1", reason=""):
+    return {"id": claim_id, "status": status, "device": device, "when": when, "torch": torch,
+            "reason": reason}
+
+
+def test_latest_record_per_device_type():
+    records = [record("C01", "failed", "cpu", "2026-01-01T00:00:00+00:00"),
+               record("C01", "held", "cpu", "2026-02-01T00:00:00+00:00"),
+               record("C01", "held", "cuda:0", "2026-01-15T00:00:00+00:00", torch="2.11"),
+               record("C02", "held", "cpu", "2026-03-01T00:00:00+00:00"),
+               {"id": "C01", "status": "failed", "device": "cpu"}]  # old record without a time
+    assert appendix.latest(records, "C01", "cpu")["status"] == "held"
+    assert appendix.latest(records, "C01", "cuda")["torch"] == "2.11"
+    assert appendix.latest(records, "C03", "cpu") is None
+
+
+def test_render_marks_missing_and_not_run():
+    ledger = {"C01": {"statement": "one | two"}, "C02": {"statement": "second"}}
+    sites = {"C01": [appendix.Site("01_x", "01 · X", "A section", "a-section")]}
+    text = appendix.render(ledger, sites, [record("C01", "skipped", "cpu",
+                                                  "2026-05-01T10:00:00+00:00",
+                                                  reason="needs CUDA")])
+    c01 = next(line for line in text.splitlines() if line.startswith("| C01"))
+    c02 = next(line for line in text.splitlines() if line.startswith("| C02"))
+    assert "one \\| two" in c01 and "[01 · A section](01_x.md#a-section)" in c01
+    assert "**skipped** (needs CUDA)<br>2026-05-01, torch 2.14.1" in c01
+    assert "not run on a GPU yet" in c01
+    assert "**missing**" in c02 and "held" not in c02
+    assert re.search(r"1 of 2 claims have a checking cell; 1 are missing", text)
