@@ -15,13 +15,6 @@ CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.md"))
 SOLUTION_BLOCK = re.compile(r":::\{solution-start\} (ex\d\d-\d+)\n(.*?):::\{solution-end\}", re.S)
 
 
-@pytest.fixture(scope="module")
-def student_dir(tmp_path_factory):
-    out = tmp_path_factory.mktemp("student")
-    student_edition.write_student_edition(out)
-    return out
-
-
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
 def test_no_solution_leaks_into_the_student_edition(chapter, student_dir):
     source = chapter.read_text()
