@@ -56,3 +56,9 @@ def test_render_marks_missing_and_not_run():
     assert "not run on a GPU yet" in c01
     assert "**missing**" in c02 and "held" not in c02
     assert re.search(r"1 of 2 claims have a checking cell; 1 are missing", text)
+
+
+def test_notes_are_rendered():
+    ledger = {"C01": {"statement": "s", "note": "only on Tuesdays"}}
+    text = appendix.render(ledger, {}, [])
+    assert "*Where it breaks:* only on Tuesdays" in text

@@ -109,6 +109,8 @@ def render(ledger: dict[str, dict], sites: dict[str, list[Site]], records: list[
             counts["missing"] += 1
             links, cpu, gpu = "**missing**: no cell checks it", "", ""
         statement = entry["statement"].replace("|", "\\|")
+        if entry.get("note"):
+            statement += "<br><br>*Where it breaks:* " + entry["note"].replace("|", "\\|")
         rows.append(f"| {claim_id} | {statement} | {links} | {cpu} | {gpu} |")
     return "\n".join([
         "# Appendix · The claims ledger",
