@@ -190,5 +190,5 @@ def last_verified(device: torch.device | str) -> str:
     else:
         where += f" ({torch.get_num_threads()} threads)"
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"Last verified: {now} on {where}, torch {torch.__version__}, "
-            f"Python {platform.python_version()}")
+    return (f"Last verified: {now} on {where}\n"
+            f"               torch {torch.__version__}, Python {platform.python_version()}")
