@@ -63,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--crash-rank", type=int, default=None)
     args = parser.parse_args(argv)
 
-    use_cuda = torch.cuda.is_available()
+    # NCCL needs one GPU per process on this node; otherwise the processes share the CPU (gloo)
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("WORLD_SIZE", "1")))
+    use_cuda = torch.cuda.is_available() and torch.cuda.device_count() >= local_world
     dist.init_process_group(backend="nccl" if use_cuda else "gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
