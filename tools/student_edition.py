@@ -13,7 +13,8 @@ import re
 import sys
 from pathlib import Path
 
-import jupytext
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sync_notebooks import ipynb_from_myst  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION_RE = re.compile(
@@ -47,14 +48,9 @@ def write_student_edition(out_dir: Path, book_dir: Path = ROOT / "book") -> list
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for chapter in sorted(book_dir.glob("[0-9][0-9]_*.md")):
-        notebook = jupytext.reads(student_text(chapter.read_text(encoding="utf-8")),
-                                  fmt="md:myst")
-        for index, cell in enumerate(notebook.cells):
-            cell.id = f"cell-{index:03d}"
-            if cell.cell_type == "code":
-                cell.outputs, cell.execution_count = [], None
         target = out_dir / chapter.with_suffix(".ipynb").name
-        jupytext.write(notebook, target, fmt="ipynb")
+        target.write_text(ipynb_from_myst(student_text(chapter.read_text(encoding="utf-8"))),
+                          encoding="utf-8")
         written.append(target)
     return written
 

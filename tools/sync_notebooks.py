@@ -46,17 +46,22 @@ def with_current_install_line(text: str, line: str) -> str:
     return INSTALL_RE.sub(lambda _: line, text)
 
 
-def notebook_text(chapter: Path) -> str:
-    """The .ipynb text that jupytext makes from a chapter: no outputs, no execution counts.
+def ipynb_from_myst(text: str) -> str:
+    """The .ipynb text jupytext makes from MyST notebook text: no outputs, no execution counts.
 
     Cell ids are numbered (nbformat would draw random ones), so the output is reproducible.
     """
-    nb = jupytext.reads(chapter.read_text(encoding="utf-8"), fmt="md:myst")
+    nb = jupytext.reads(text, fmt="md:myst")
     for index, cell in enumerate(nb.cells):
         cell.id = f"cell-{index:03d}"
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     return jupytext.writes(nb, fmt="ipynb")
+
+
+def notebook_text(chapter: Path) -> str:
+    """The .ipynb text of a chapter, as ``make sync`` writes it to notebooks/."""
+    return ipynb_from_myst(chapter.read_text(encoding="utf-8"))
 
 
 def problems() -> list[str]:
