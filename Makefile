@@ -34,15 +34,15 @@ $(STAMP): requirements.txt pyproject.toml
 install: $(STAMP)
 
 sync: $(STAMP)
-	$(BIN)/python tools/sync_notebooks.py
+	$(BIN)/python -m tools.sync_notebooks
 
 # The claims appendix is made from the records the chapters write while they execute: build,
 # write the appendix from this build's records, then build again (only the appendix changes).
 book: sync
 	mkdir -p $(CLAIMS)
-	$(BIN)/python tools/claims_appendix.py
+	$(BIN)/python -m tools.claims_appendix
 	BOOK_CLAIMS_LOG=$(CURDIR)/$(CLAIMS)/book.jsonl $(BIN)/jupyter-book build -W --keep-going .
-	$(BIN)/python tools/claims_appendix.py
+	$(BIN)/python -m tools.claims_appendix
 	$(BIN)/jupyter-book build -W --keep-going .
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
 
@@ -61,7 +61,7 @@ nbmake: $(STAMP)
 	  -n $(NB_WORKERS) --durations=0 notebooks
 
 appendix: $(STAMP)
-	$(BIN)/python tools/claims_appendix.py
+	$(BIN)/python -m tools.claims_appendix
 
 build-book: appendix
 	mkdir -p $(CLAIMS)
@@ -78,15 +78,15 @@ test: lint unit nbmake build-book html-test student-check
 	@echo "make test: all checks passed"
 
 student: $(STAMP)
-	$(BIN)/python tools/student_edition.py --out student
+	$(BIN)/python -m tools.student_edition --out student
 
 grade: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make grade NB=path/to/notebook.ipynb"; exit 2; }
-	$(BIN)/python tools/grade.py "$(NB)"
+	$(BIN)/python -m tools.grade "$(NB)"
 
 bench: $(STAMP)
-	$(BIN)/python tools/bench.py notebooks/*.ipynb
-	$(BIN)/python tools/bench_train.py
+	$(BIN)/python -m tools.bench notebooks/*.ipynb
+	$(BIN)/python -m tools.bench_train
 
 clean:
 	rm -rf _build

@@ -2,7 +2,7 @@
 
 import re
 
-import claims_appendix as appendix
+from tools import claims_appendix as appendix
 
 
 def test_ledger_lists_c01_to_c39_once():

@@ -50,4 +50,23 @@ def test_log(tmp_path, monkeypatch):
         with check_exercise("ex00-2"):
             raise AssertionError
     rows = [json.loads(x) for x in log.read_text().splitlines()]
-    assert rows == [{"label": "ex00-1", "passed": True}, {"label": "ex00-2", "passed": False}]
+    assert [(r["label"], r["status"]) for r in rows] == [("ex00-1", "passed"),
+                                                          ("ex00-2", "failed")]
+    assert rows[1]["message"] == "not yet: AssertionError"
+
+
+def test_not_attempted_is_logged_as_such(tmp_path, monkeypatch):
+    log = tmp_path / "ex.jsonl"
+    monkeypatch.setenv(EXERCISES_LOG_ENV_VAR, str(log))
+    with pytest.raises(NotImplementedError), check_exercise("ex00-3") as check:
+        raise NotImplementedError("ex00-3: not attempted yet")
+    assert check.status == "not attempted" and check.passed is False
+    assert json.loads(log.read_text())["status"] == "not attempted"
+
+
+def test_keyboard_interrupt_is_no_verdict(tmp_path, monkeypatch, capsys):
+    log = tmp_path / "ex.jsonl"
+    monkeypatch.setenv(EXERCISES_LOG_ENV_VAR, str(log))
+    with pytest.raises(KeyboardInterrupt), check_exercise("ex00-3") as check:
+        raise KeyboardInterrupt
+    assert check.passed is None and not log.exists() and capsys.readouterr().out == ""

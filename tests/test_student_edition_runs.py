@@ -1,17 +1,65 @@
-"""Every chapter's student edition runs top to bottom: each exercise reports "not attempted"
-and no other cell fails (run by `make test` as its own step: it executes every chapter)."""
+"""Every chapter's student edition runs top to bottom, once, and every exercise check rejects
+wrong answers and accepts the solution in it (run by `make test` as its own step).
 
+The student edition is executed cell by cell; after each exercise's check (which must say
+"not attempted"), the wrong answers of ``tests/wrong_answers/chNN.py`` and then the chapter's
+solution are run in the same kernel, each followed by the check.
+"""
+
+import importlib.util
+import re
 from pathlib import Path
 
 import pytest
-from grade import grade
 
-ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.md"))
+from tools.chapter_format import chapters, exercise_labels
+from tools.student_edition import run_student_edition
+
+ANSWERS = Path(__file__).resolve().parent / "wrong_answers"
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
-def test_student_edition_runs(chapter, student_dir):
-    report = grade(student_dir / f"{chapter.stem}.ipynb")
+def wrong_answers(chapter: Path) -> dict[str, list[tuple[str, str]]]:
+    path = ANSWERS / f"ch{chapter.name[:2]}.py"
+    spec = importlib.util.spec_from_file_location(f"wrong_{chapter.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.WRONG
+
+
+@pytest.mark.parametrize("chapter", chapters(), ids=lambda p: p.stem)
+def test_every_exercise_has_two_wrong_answers(chapter):
+    wrong = wrong_answers(chapter)
+    labels = exercise_labels(chapter.read_text(encoding="utf-8"))
+    assert sorted(wrong) == sorted(labels), "one entry per exercise of the chapter"
+    for label in labels:
+        assert len(wrong[label]) >= 2, f"{label}: at least two wrong answers"
+        for code, hint in wrong[label]:
+            assert code.strip() and hint.strip(), label
+
+
+@pytest.mark.parametrize("chapter", chapters(), ids=lambda p: p.stem)
+def test_student_edition_runs_and_checks_reject_wrong_answers(chapter, tmp_path):
+    wrong = wrong_answers(chapter)
+    run = run_student_edition(chapter, {k: [c for c, _ in v] for k, v in wrong.items()},
+                              tmp_path)
+    print(f"{chapter.stem}: student edition and {len(run.attempts)} answers in "
+          f"{run.seconds:.1f} s")
+    report = run.report
     assert report.results and set(report.results.values()) == {"not attempted"}, report.results
     assert not report.other_errors, report.other_errors
+    problems = []
+    for attempt in run.attempts:
+        if attempt.kind == "solution":
+            if attempt.status != "passed":
+                problems.append(f"{attempt.label} solution: {attempt.status} {attempt.message} "
+                                f"{attempt.answer_error}")
+            continue
+        number = int(attempt.kind.split()[1])
+        hint = wrong[attempt.label][number - 1][1]
+        if attempt.status != "failed" or not re.search(re.escape(hint), attempt.message):
+            problems.append(f"{attempt.label} {attempt.kind}: {attempt.status}: "
+                            f"{attempt.message!r} (expected the hint {hint!r}) "
+                            f"{attempt.answer_error}")
+    assert not problems, "\n".join(problems)
+    tried = {a.label for a in run.attempts if a.kind == "solution"}
+    assert tried == set(report.results), "every exercise's check ran its answers"

@@ -4,7 +4,8 @@ import json
 import shutil
 
 import pytest
-import sync_notebooks as sync
+
+from tools import sync_notebooks as sync
 
 
 def test_repository_is_in_sync():

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import student_edition
-from grade import grade
+
+from tools import chapter_format
+from tools.chapter_format import SOLUTION_RE, STUB_MARKER, chapters
+from tools.grade import grade
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.md"))
-SOLUTION_BLOCK = re.compile(r":::\{solution-start\} (ex\d\d-\d+)\n(.*?):::\{solution-end\}", re.S)
+CHAPTERS = chapters()
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
@@ -20,8 +21,8 @@ def test_no_solution_leaks_into_the_student_edition(chapter, student_dir):
     source = chapter.read_text()
     student = nbformat.read(student_dir / f"{chapter.stem}.ipynb", as_version=4)
     text = "\n".join(cell.source for cell in student.cells)
-    blocks = SOLUTION_BLOCK.findall(source)
-    outside = SOLUTION_BLOCK.sub("", source)  # lesson code may share lines with a solution
+    blocks = [(m['label'], m['body']) for m in SOLUTION_RE.finditer(source)]
+    outside = SOLUTION_RE.sub("", source)  # lesson code may share lines with a solution
     assert len(blocks) >= 3
     for label, body in blocks:
         lines = [ln.strip() for ln in body.splitlines()
@@ -30,7 +31,7 @@ def test_no_solution_leaks_into_the_student_edition(chapter, student_dir):
         assert lines, f"{label}: the solution has no line of its own to look for"
         leaked = [ln for ln in lines if ln in text]
         assert not leaked, f"{label}: solution lines in the student edition: {leaked[:3]}"
-        assert text.count(f"{student_edition.STUB_MARKER} {label}:") == 1
+        assert text.count(f"{STUB_MARKER} {label}:") == 1
         assert f'check_exercise("{label}")' in text, f"{label}: its check must stay"
         assert f"**Exercise {label}.**" in text
     assert "solution-start" not in text and "solution-end" not in text
@@ -40,7 +41,7 @@ def test_no_solution_leaks_into_the_student_edition(chapter, student_dir):
 def test_mismatched_solution_blocks_are_refused():
     broken = ":::{exercise}\n:label: ex00-1\nDo it.\n:::\n\nno solution here\n"
     with pytest.raises(ValueError, match="1 exercises but 0 solution blocks"):
-        student_edition.student_text(broken)
+        chapter_format.student_text(broken)
 
 
 def test_grader_on_the_instructor_notebook():
@@ -57,19 +58,19 @@ def test_grader_on_the_student_edition_and_on_a_wrong_answer(student_dir, tmp_pa
 
     notebook = nbformat.read(path, as_version=4)
     for cell in notebook.cells:
-        if cell.source.startswith(f"{student_edition.STUB_MARKER} ex00-1"):
+        if cell.source.startswith(f"{STUB_MARKER} ex00-1"):
             cell.source = ("class FixedNet(nn.Module):\n    def __init__(self):\n"
                            "        super().__init__()\n        self.body = nn.Linear(8, 16)\n"
                            "        self.head = nn.Linear(16, 5)  # wrong: 5 classes\n\n"
                            "    def forward(self, x):\n        return self.head(self.body(x))\n")
-        if cell.source.startswith(f"{student_edition.STUB_MARKER} ex00-3"):
+        if cell.source.startswith(f"{STUB_MARKER} ex00-3"):
             cell.source = ('facts_a = dict(cuda_build=None, is_available=False, '
                            'driver_version="550.54")\n'
                            'facts_b = dict(cuda_build="12.6", is_available=False, '
                            'driver_version=None)\na_must_change = "wheel"\n')
     attempt = tmp_path / "attempt.ipynb"
     nbformat.write(notebook, attempt)
-    result = subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), str(attempt)],
+    result = subprocess.run([sys.executable, "-m", "tools.grade", str(attempt)], cwd=ROOT,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 1, result.stdout
     assert re.search(r"ex00-1\s+failed .*shape \(4, 3\)", result.stdout), result.stdout

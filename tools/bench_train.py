@@ -13,14 +13,12 @@ import io
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from helpers import digits_split, fit  # noqa: E402
+from helpers import digits_split, fit
 
 EPOCHS, REPEATS = 3, 7
 

@@ -1,58 +1,107 @@
-"""Write the student edition: notebooks without solutions (``make student``).
+"""Write the student edition: notebooks without solutions (``make student``), and run it.
 
 For every chapter ``book/NN_topic.md`` it writes ``student/NN_topic.ipynb`` in which each
 exercise's solution (everything from ``solution-start`` to ``solution-end``, prose and code)
 is replaced by one code cell that raises ``NotImplementedError`` with a hint, the exercise
 text becomes plain markdown, and the check cells stay. Outputs are empty.
+
+:func:`run_student_edition` executes a chapter's student edition once and, right after each
+exercise's check, tries answers in the same kernel (wrong ones, then the chapter's own
+solution), each followed by the check: this is how the tests prove that every check rejects
+wrong answers and accepts the solution with only what a learner's notebook defines.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sync_notebooks import ipynb_from_myst  # noqa: E402
+import nbformat
 
-ROOT = Path(__file__).resolve().parents[1]
-SOLUTION_RE = re.compile(
-    r":::\{solution-start\} (?P<label>ex\d\d-\d+)\n.*?:::\{solution-end\}\n:::\n", re.S)
-EXERCISE_RE = re.compile(r":::\{exercise\}\n:label: (?P<label>ex\d\d-\d+)\n(?P<body>.*?)\n:::\n",
-                         re.S)
-STUB_MARKER = "# Your answer to"
+from tools.chapter_format import ROOT, chapters, ipynb_from_myst, solution_code, student_text
+from tools.grade import Report, Runner, cell_error, execute_graded
 
 
-def stub(label: str) -> str:
-    """The code cell that takes a solution's place."""
-    return (
-        "```{code-cell} ipython3\n"
-        f"{STUB_MARKER} {label}: replace the next line with your code, run it, then run the\n"
-        "# check cell below.\n"
-        f'raise NotImplementedError("{label}: not attempted yet")\n'
-        "```\n"
-    )
-
-
-def student_text(chapter_text: str) -> str:
-    """The MyST source of a chapter with its solutions replaced by stubs."""
-    labels = [m["label"] for m in EXERCISE_RE.finditer(chapter_text)]
-    text, count = SOLUTION_RE.subn(lambda m: stub(m["label"]), chapter_text)
-    if count != len(labels):
-        raise ValueError(f"{len(labels)} exercises but {count} solution blocks")
-    return EXERCISE_RE.sub(lambda m: f"**Exercise {m['label']}.** {m['body'].strip()}\n", text)
-
-
-def write_student_edition(out_dir: Path, book_dir: Path = ROOT / "book") -> list[Path]:
+def write_student_edition(out_dir: Path, book_dir: Path | None = None) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for chapter in sorted(book_dir.glob("[0-9][0-9]_*.md")):
+    for chapter in chapters(book_dir) if book_dir else chapters():
         target = out_dir / chapter.with_suffix(".ipynb").name
         target.write_text(ipynb_from_myst(student_text(chapter.read_text(encoding="utf-8"))),
                           encoding="utf-8")
         written.append(target)
     return written
+
+
+@dataclass
+class Attempt:
+    """One answer tried at an exercise: ``kind`` is "solution" or "wrong 1", "wrong 2" ..."""
+
+    label: str
+    kind: str
+    status: str  # the check's verdict: passed / failed / not attempted, or "no verdict"
+    message: str
+    answer_error: str = ""  # what the answer cell itself raised, if anything
+
+
+@dataclass
+class StudentRun:
+    report: Report
+    attempts: list[Attempt] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+# Run before and after the answers to one exercise: the answers may define names and draw
+# random numbers; the cells after the exercise must see the learner's notebook unchanged.
+_SAVE = ("import random as _h_random, numpy as _h_np, torch as _h_torch\n"
+         "_h_saved = (dict(globals()), _h_torch.random.get_rng_state(), _h_random.getstate(),"
+         " _h_np.random.get_state())")
+_RESTORE = ("for _h_name in [n for n in globals() if not n.startswith('_')]:\n"
+            "    if _h_name not in _h_saved[0]:\n"
+            "        del globals()[_h_name]\n"
+            "globals().update({n: v for n, v in _h_saved[0].items() if not n.startswith('_')})\n"
+            "_h_torch.random.set_rng_state(_h_saved[1]); _h_random.setstate(_h_saved[2]); "
+            "_h_np.random.set_state(_h_saved[3])")
+
+
+def run_student_edition(chapter: Path, wrong_answers: dict[str, list[str]],
+                        workdir: Path, timeout: int = 300) -> StudentRun:
+    """Execute ``chapter``'s student edition once, trying answers after each exercise's check.
+
+    ``wrong_answers`` maps a label to code cells that must fail its check; the solution from
+    the chapter is tried last and must pass. Names the answers define or rebind, and the
+    random generators, are restored before the notebook goes on (objects changed in place
+    are not).
+    """
+    text = chapter.read_text(encoding="utf-8")
+    solutions = solution_code(text)
+    notebook = nbformat.reads(ipynb_from_myst(student_text(text)), as_version=4)
+    attempts: list[Attempt] = []
+
+    def try_answers(runner: Runner, label: str, check_cell, index: int) -> None:
+        runner.run_source(_SAVE, index)
+        tries = [(f"wrong {i}", [code]) for i, code in enumerate(wrong_answers.get(label, []), 1)]
+        for kind, cells in [*tries, ("solution", solutions.get(label, []))]:
+            errors = []
+            for source in cells:
+                cell, _ = runner.run_source(source, index)
+                if (error := cell_error(cell)) is not None:
+                    errors.append(f"{error[0]}: {error[1]}")
+            _, verdicts = runner.run_source(check_cell.source, index)
+            verdict = next((v for v in verdicts if v["label"] == label), None)
+            attempts.append(Attempt(label, kind, verdict["status"] if verdict else "no verdict",
+                                    verdict["message"] if verdict else "",
+                                    "; ".join(errors)))
+            restore, _ = runner.run_source(_RESTORE, index)  # each try starts afresh
+            if (error := cell_error(restore)) is not None:
+                raise RuntimeError(f"{label}: restoring the notebook's state failed: {error}")
+
+    start = time.perf_counter()
+    report = execute_graded(notebook, workdir, timeout, after_check=try_answers)
+    return StudentRun(report, attempts, time.perf_counter() - start)
 
 
 def main() -> int:

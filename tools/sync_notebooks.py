@@ -12,13 +12,13 @@ import re
 import sys
 from pathlib import Path
 
-import jupytext
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-BOOK = ROOT / "book"
-NOTEBOOKS = ROOT / "notebooks"
-CHAPTER_GLOB = "[0-9][0-9]_*.md"
+from tools import chapter_format
+from tools.chapter_format import ROOT, ipynb_from_myst
+
+BOOK = chapter_format.BOOK
+NOTEBOOKS = chapter_format.NOTEBOOKS
 INSTALL_RE = re.compile(r'%pip install -q "pytorch-book-helpers @ git\+[^"]*"')
 
 
@@ -33,30 +33,17 @@ def install_line(config_path: Path = ROOT / "_config.yml") -> str:
 
 
 def chapters() -> list[Path]:
-    return sorted(BOOK.glob(CHAPTER_GLOB))
+    return chapter_format.chapters(BOOK)
 
 
 def notebook_for(chapter: Path) -> Path:
-    return NOTEBOOKS / chapter.with_suffix(".ipynb").name
+    return chapter_format.notebook_for(chapter, NOTEBOOKS)
 
 
 def with_current_install_line(text: str, line: str) -> str:
     if not INSTALL_RE.search(text):
         raise ValueError("no Colab install line (%pip install -q \"pytorch-book-helpers @ ...\")")
     return INSTALL_RE.sub(lambda _: line, text)
-
-
-def ipynb_from_myst(text: str) -> str:
-    """The .ipynb text jupytext makes from MyST notebook text: no outputs, no execution counts.
-
-    Cell ids are numbered (nbformat would draw random ones), so the output is reproducible.
-    """
-    nb = jupytext.reads(text, fmt="md:myst")
-    for index, cell in enumerate(nb.cells):
-        cell.id = f"cell-{index:03d}"
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-    return jupytext.writes(nb, fmt="ipynb")
 
 
 def notebook_text(chapter: Path) -> str:

@@ -1,53 +1,69 @@
-"""Automatic checks for the exercises (the format is described in book/README.md)."""
+"""Automatic checks for the exercises (the format is described in book/README.md).
+
+Taught in chapter 00 and used in every chapter::
+
+    with check_exercise("ex03-2"):
+        assert answer.shape == (4, 3), "the output should have shape (4, 3)"
+
+The check prints one line for the learner and, when ``BOOK_EXERCISES_LOG`` names a file,
+appends the same verdict as a JSON line: the one channel the autograder reads.
+"""
 
 from __future__ import annotations
 
 import re
-from types import TracebackType
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 
 from .records import append_record
 
 EXERCISES_LOG_ENV_VAR = "BOOK_EXERCISES_LOG"
-_LABEL_RE = re.compile(r"^ex\d{2}-\d+$")
+LABEL_PATTERN = r"ex\d{2}-\d+"  # the one home of the label format (tools import it too)
+_LABEL_RE = re.compile(rf"^{LABEL_PATTERN}$")
 
 
-class ExerciseCheck:
-    """Context manager behind :func:`check_exercise`."""
+@dataclass
+class ExerciseResult:
+    """One check's verdict: ``status`` is "passed", "failed" or "not attempted"."""
 
-    def __init__(self, label: str) -> None:
-        if not isinstance(label, str) or not _LABEL_RE.match(label):
-            raise ValueError(f"exercise label must look like 'ex00-1', got {label!r}")
-        self.label = label
-        self.passed: bool | None = None
+    label: str
+    status: str = ""
+    message: str = ""
 
-    def __enter__(self) -> ExerciseCheck:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool:
-        if exc_type is not None and not issubclass(exc_type, Exception):
-            return False
-        self.passed = exc_type is None
-        if self.passed:
-            message = "passed"
-        elif issubclass(exc_type, NameError):
-            message = f"not yet: {exc} (define it in your answer cell first)"
-        elif issubclass(exc_type, NotImplementedError):
-            message = "not yet: the answer cell still raises NotImplementedError"
-        else:
-            message = f"not yet: {exc or exc_type.__name__}"
-        append_record(EXERCISES_LOG_ENV_VAR, {"label": self.label, "passed": self.passed})
-        print(f"Exercise {self.label}: {message}")
-        return False  # a failing check fails the cell, so an autograder sees it
+    @property
+    def passed(self) -> bool | None:
+        return None if not self.status else self.status == "passed"
 
 
-def check_exercise(label: str) -> ExerciseCheck:
+def _verdict(exc: Exception | None) -> tuple[str, str]:
+    if exc is None:
+        return "passed", "passed"
+    if isinstance(exc, NotImplementedError):
+        return "not attempted", "not yet: the answer cell still raises NotImplementedError"
+    if isinstance(exc, NameError):
+        return "failed", f"not yet: {exc} (define it in your answer cell first)"
+    return "failed", f"not yet: {str(exc).strip() or type(exc).__name__}"
+
+
+@contextmanager
+def check_exercise(label: str) -> Iterator[ExerciseResult]:
     """Run an exercise's automatic check: the ``with`` block asserts the learner's answer.
 
-    Prints ``Exercise ex00-1: passed`` or ``not yet: <why>`` and re-raises on failure.
+    Prints ``Exercise ex00-1: passed`` or ``not yet: <why>`` and re-raises on failure, so the
+    cell fails and a notebook runner sees it.
     """
-    return ExerciseCheck(label)
+    if not isinstance(label, str) or not _LABEL_RE.match(label):
+        raise ValueError(f"exercise label must look like 'ex00-1', got {label!r}")
+    result = ExerciseResult(label)
+    try:
+        yield result
+    except Exception as exc:
+        result.status, result.message = _verdict(exc)
+        raise
+    else:
+        result.status, result.message = _verdict(None)
+    finally:
+        if result.status:  # not set for KeyboardInterrupt and friends: no verdict
+            append_record(EXERCISES_LOG_ENV_VAR, asdict(result))
+            print(f"Exercise {label}: {result.message}")

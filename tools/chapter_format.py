@@ -1,0 +1,87 @@
+"""The chapter format, written once: where chapters live, the exercise / solution blocks, the
+student edition's stub, and MyST markdown -> ``.ipynb`` (book/README.md describes the format).
+
+Every tool (``sync_notebooks``, ``student_edition``, ``grade``, ``claims_appendix``, ``bench``)
+and the tests import these names instead of repeating a glob or a regex.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jupytext
+
+from helpers.exercises import LABEL_PATTERN
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+NOTEBOOKS = ROOT / "notebooks"
+CHAPTER_GLOB = "[0-9][0-9]_*.md"
+
+EXERCISE_RE = re.compile(
+    rf":::\{{exercise\}}\n:label: (?P<label>{LABEL_PATTERN})\n(?P<body>.*?)\n:::\n", re.S)
+SOLUTION_RE = re.compile(
+    rf":::\{{solution-start\}} (?P<label>{LABEL_PATTERN})\n(?P<body>.*?):::\{{solution-end\}}\n"
+    r":::\n", re.S)
+CHECK_RE = re.compile(rf'check_exercise\("(?P<label>{LABEL_PATTERN})"\)')
+STUB_MARKER = "# Your answer to"
+STUB_RE = re.compile(rf"^{re.escape(STUB_MARKER)} (?P<label>{LABEL_PATTERN}):")
+
+
+def chapters(book: Path = BOOK) -> list[Path]:
+    """The chapters ``book/NN_topic.md``, in order."""
+    return sorted(book.glob(CHAPTER_GLOB))
+
+
+def notebook_for(chapter: Path, notebooks: Path = NOTEBOOKS) -> Path:
+    """Where ``make sync`` writes a chapter's ``.ipynb``."""
+    return notebooks / chapter.with_suffix(".ipynb").name
+
+
+def exercise_labels(text: str) -> list[str]:
+    """The exercise labels of a chapter's text, in order."""
+    return [m["label"] for m in EXERCISE_RE.finditer(text)]
+
+
+def solution_code(text: str) -> dict[str, list[str]]:
+    """For each exercise label, the sources of the code cells of its (hidden) solution."""
+    solutions = {}
+    for match in SOLUTION_RE.finditer(text):
+        body = re.sub(r"\A:class: \w+\n", "", match["body"])
+        cells = jupytext.reads(body, fmt="md:myst").cells
+        solutions[match["label"]] = [c.source for c in cells if c.cell_type == "code"]
+    return solutions
+
+
+def stub(label: str) -> str:
+    """The code cell that takes a solution's place in the student edition."""
+    return (
+        "```{code-cell} ipython3\n"
+        f"{STUB_MARKER} {label}: replace the next line with your code, run it, then run the\n"
+        "# check cell below.\n"
+        f'raise NotImplementedError("{label}: not attempted yet")\n'
+        "```\n"
+    )
+
+
+def student_text(chapter_text: str) -> str:
+    """The MyST source of a chapter with its solutions replaced by stubs."""
+    labels = exercise_labels(chapter_text)
+    text, count = SOLUTION_RE.subn(lambda m: stub(m["label"]), chapter_text)
+    if count != len(labels):
+        raise ValueError(f"{len(labels)} exercises but {count} solution blocks")
+    return EXERCISE_RE.sub(lambda m: f"**Exercise {m['label']}.** {m['body'].strip()}\n", text)
+
+
+def ipynb_from_myst(text: str) -> str:
+    """The .ipynb text jupytext makes from MyST notebook text: no outputs, no execution counts.
+
+    Cell ids are numbered (nbformat would draw random ones), so the output is reproducible.
+    """
+    nb = jupytext.reads(text, fmt="md:myst")
+    for index, cell in enumerate(nb.cells):
+        cell.id = f"cell-{index:03d}"
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return jupytext.writes(nb, fmt="ipynb")
