@@ -90,3 +90,23 @@ def test_record_has_time_and_python(capsys):
     with claim("C09", "timestamped", device="cpu") as c:
         pass
     assert c.record.when.endswith("+00:00") and c.record.python.count(".") == 2
+
+
+def test_parts_are_recorded_and_printed_apart(tmp_path, monkeypatch, capsys):
+    log = tmp_path / "claims.jsonl"
+    monkeypatch.setenv(CLAIMS_LOG_ENV_VAR, str(log))
+    with claim("C23", "less memory", device="cpu", part="memory"):
+        pass
+    with claim("C23", "faster", device="cpu", part="speed") as c:
+        c.skip("needs CUDA")
+    out = capsys.readouterr().out
+    assert "C23 [memory] held: less memory" in out and "C23 [speed] skipped (needs CUDA)" in out
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["part"], r["status"]) for r in rows] == [("memory", "held"),
+                                                        ("speed", "skipped")]
+
+
+@pytest.mark.parametrize("bad", ["Speed", "two words", 3, "x" * 30])
+def test_bad_part(bad):
+    with pytest.raises(ValueError, match="part must be"):
+        claim("C23", "s", part=bad)

@@ -62,3 +62,14 @@ def test_notes_are_rendered():
     ledger = {"C01": {"statement": "s", "note": "only on Tuesdays"}}
     text = appendix.render(ledger, {}, [])
     assert "*Where it breaks:* only on Tuesdays" in text
+
+
+def test_a_claim_checked_in_parts_shows_each_part():
+    ledger = {"C23": {"statement": "s"}}
+    sites = {"C23": [appendix.Site("06_x", "06 · X", "A", "a")]}
+    records = [{**record("C23", "held", "cpu", "2026-05-01T10:00:00+00:00"), "part": "memory"},
+               {**record("C23", "skipped", "cpu", "2026-05-01T10:00:01+00:00",
+                         reason="needs CUDA"), "part": "speed"}]
+    row = next(line for line in appendix.render(ledger, sites, records).splitlines()
+               if line.startswith("| C23"))
+    assert "*memory:* **held**" in row and "*speed:* **skipped** (needs CUDA)" in row

@@ -5,6 +5,7 @@ import torch
 from torch import nn
 
 from helpers import measure_memory, median_time
+from helpers.measure import remeasure
 
 
 def test_saved_bytes_of_an_mlp_match_the_count_by_hand():
@@ -47,21 +48,52 @@ def test_cuda_peak():
     assert report.peak_bytes >= 2**20 * 4
 
 
-def test_median_time_is_the_median_after_warmup():
+def test_median_time_measures_the_call_after_warmup():
     calls = []
-    durations = iter([0.5, 0.0, 0.02, 0.0, 0.01])  # the first call is the warm-up
 
     def fn():
         calls.append(1)
-        time.sleep(next(durations))
+        time.sleep(0.002 if len(calls) > 2 else 0.2)  # two slow warm-up calls
 
-    assert 0.0 <= median_time(fn, repeats=4, warmup=1) < 0.02
-    assert len(calls) == 5
+    seconds = median_time(fn, min_run_time=0.05, warmup=2)
+    assert 0.0015 < seconds < 0.05, seconds
+    assert len(calls) > 3
 
 
-@pytest.mark.parametrize("kwargs", [{"repeats": 0}, {"warmup": -1}, {"repeats": 2.5}])
+def test_median_time_keeps_the_thread_count():
+    threads = []
+    median_time(lambda: threads.append(torch.get_num_threads()), min_run_time=0.01)
+    assert set(threads) == {torch.get_num_threads()}
+
+
+@pytest.mark.parametrize("kwargs", [{"min_run_time": 0}, {"warmup": -1}, {"warmup": 2.5},
+                                    {"min_run_time": True}, {"min_run_time": 100}])
 def test_median_time_bad_arguments(kwargs):
     with pytest.raises(ValueError):
         median_time(lambda: None, **kwargs)
     with pytest.raises(TypeError, match="callable"):
         median_time(42)
+
+
+def test_remeasure_stops_at_the_first_result_that_holds_and_prints_every_attempt(capsys):
+    results = iter([0.9, 0.95, 1.4, 2.0])
+    assert remeasure(lambda: next(results), lambda r: r > 1.2, attempts=3) == 1.4
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 3 and "1/3: 0.9 -> does not hold, measuring again" in out[0]
+    assert out[2].endswith("1.4 -> holds")
+
+
+def test_remeasure_returns_the_last_failure_when_the_claim_is_false(capsys):
+    calls = []
+    result = remeasure(lambda: calls.append(1) or len(calls), lambda r: r > 10, attempts=2,
+                       show=lambda r: f"ratio {r}")
+    assert result == 2 and len(calls) == 2
+    assert "2/2: ratio 2 -> does not hold (last attempt)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kwargs", [{"attempts": 0}, {"attempts": True}])
+def test_remeasure_bad_arguments(kwargs):
+    with pytest.raises(ValueError):
+        remeasure(lambda: 1, lambda r: True, **kwargs)
+    with pytest.raises(TypeError):
+        remeasure(1, lambda r: True)

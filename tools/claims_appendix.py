@@ -22,7 +22,8 @@ from pathlib import Path
 import yaml
 from myst_parser.mdit_to_docutils.base import default_slugify
 
-ROOT = Path(__file__).resolve().parents[1]
+from tools.chapter_format import BOOK, ROOT, chapters
+
 LEDGER = ROOT / "claims" / "ledger.yml"
 RECORD_DIRS = [ROOT / "_build" / "claims", ROOT / "claims" / "records"]
 OUTPUT = ROOT / "book" / "appendix_claims.md"
@@ -47,10 +48,10 @@ def _plain(heading: str) -> str:
     return re.sub(r"[`*]", "", heading).strip()
 
 
-def claim_sites(book: Path = ROOT / "book") -> dict[str, list[Site]]:
+def claim_sites(book: Path = BOOK) -> dict[str, list[Site]]:
     """For each claim ID used in a chapter, where (chapter and section) it is checked."""
     sites: dict[str, list[Site]] = {}
-    for chapter in sorted(book.glob("[0-9][0-9]_*.md")):
+    for chapter in chapters(book):
         title = section = ""
         in_code = False
         for line in chapter.read_text(encoding="utf-8").splitlines():
@@ -79,8 +80,9 @@ def load_records(dirs: list[Path] = RECORD_DIRS) -> list[dict]:
     return records
 
 
-def latest(records: list[dict], claim_id: str, device_type: str) -> dict | None:
-    mine = [r for r in records if r.get("id") == claim_id
+def latest(records: list[dict], claim_id: str, device_type: str, part: str = "") -> dict | None:
+    """The newest record of one claim (or one part of it) on one kind of device."""
+    mine = [r for r in records if r.get("id") == claim_id and r.get("part", "") == part
             and r.get("device", "").split(":")[0] == device_type and r.get("when")]
     return max(mine, key=lambda r: r["when"]) if mine else None
 
@@ -95,6 +97,16 @@ def _status(record: dict | None, what: str) -> str:
             f"torch {record['torch']}")
 
 
+def results(records: list[dict], claim_id: str, device_type: str, what: str) -> str:
+    """The table cell of one claim on one kind of device: one line per part it is checked in."""
+    parts = sorted({r.get("part", "") for r in records if r.get("id") == claim_id}) or [""]
+    if parts == [""]:
+        return _status(latest(records, claim_id, device_type), what)
+    return "<br>".join(f"*{part or 'whole'}:* "
+                       f"{_status(latest(records, claim_id, device_type, part), what)}"
+                       for part in parts)
+
+
 def render(ledger: dict[str, dict], sites: dict[str, list[Site]], records: list[dict]) -> str:
     rows, counts = [], {"checked": 0, "missing": 0}
     for claim_id, entry in sorted(ledger.items()):
@@ -103,8 +115,8 @@ def render(ledger: dict[str, dict], sites: dict[str, list[Site]], records: list[
             counts["checked"] += 1
             links = "<br>".join(f"[{s.title.split(' · ')[0]} · {s.section}]"
                                 f"({s.chapter}.md#{s.anchor})" for s in where)
-            cpu = _status(latest(records, claim_id, "cpu"), "a CPU")
-            gpu = _status(latest(records, claim_id, "cuda"), "a GPU")
+            cpu = results(records, claim_id, "cpu", "a CPU")
+            gpu = results(records, claim_id, "cuda", "a GPU")
         else:
             counts["missing"] += 1
             links, cpu, gpu = "**missing**: no cell checks it", "", ""

@@ -39,7 +39,7 @@ from .experiment import (
 )
 from .export import export_onnx, onnx_session, verify_onnx
 from .gradcheck import GradError, autograd_grad, compare_gradients, numerical_grad
-from .measure import MemoryReport, measure_memory, median_time
+from .measure import MemoryReport, measure_memory, median_time, remeasure
 from .monitor import GradNormRecorder, NaNGuard, has_nonfinite
 from .seed import set_seed
 from .train import History, StepInfo, accuracy, evaluate, fit, train_one_epoch
@@ -85,6 +85,7 @@ __all__ = [
     "read_cuda_facts",
     "read_metrics",
     "read_tensorboard_scalars",
+    "remeasure",
     "rng_state",
     "save_checkpoint",
     "save_config",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass
 
 from .records import append_record
@@ -46,8 +46,7 @@ def _verdict(exc: Exception | None) -> tuple[str, str]:
     return "failed", f"not yet: {str(exc).strip() or type(exc).__name__}"
 
 
-@contextmanager
-def check_exercise(label: str) -> Iterator[ExerciseResult]:
+def check_exercise(label: str) -> AbstractContextManager[ExerciseResult]:
     """Run an exercise's automatic check: the ``with`` block asserts the learner's answer.
 
     Prints ``Exercise ex00-1: passed`` or ``not yet: <why>`` and re-raises on failure, so the
@@ -55,7 +54,12 @@ def check_exercise(label: str) -> Iterator[ExerciseResult]:
     """
     if not isinstance(label, str) or not _LABEL_RE.match(label):
         raise ValueError(f"exercise label must look like 'ex00-1', got {label!r}")
-    result = ExerciseResult(label)
+    return _checking(ExerciseResult(label))
+
+
+@contextmanager
+def _checking(result: ExerciseResult) -> Iterator[ExerciseResult]:
+    label = result.label
     try:
         yield result
     except Exception as exc:

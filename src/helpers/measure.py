@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
+import torch.utils.benchmark as benchmark
 
 
 @dataclass
@@ -60,34 +60,48 @@ def measure_memory(
         report.peak_bytes = torch.cuda.max_memory_allocated(device) - start
 
 
-def median_time(
-    fn: Callable[[], object],
-    repeats: int = 5,
-    warmup: int = 1,
-    device: torch.device | str | None = None,
-) -> float:
-    """Median wall-clock seconds of ``fn()`` over ``repeats`` calls after ``warmup`` calls.
+def median_time(fn: Callable[[], object], min_run_time: float = 0.2, warmup: int = 1) -> float:
+    """Median seconds of one ``fn()`` call, measured by ``torch.utils.benchmark``.
 
-    On a CUDA device the clock is read only after ``torch.cuda.synchronize()``: GPU work is
-    asynchronous, and without it the time of launching the kernels would be measured.
+    ``Timer.blocked_autorange`` runs ``fn`` in blocks for at least ``min_run_time`` seconds
+    and takes the median over blocks; it synchronizes CUDA before reading the clock (GPU work
+    is asynchronous) and, as used here, keeps the process's thread count (the default would
+    measure with one thread). ``warmup`` calls run first (compilation, caches, allocator).
     """
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be a positive int, got {repeats!r}")
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"warmup must be a non-negative int, got {warmup!r}")
     if not callable(fn):
         raise TypeError("fn must be callable with no arguments")
-    sync = torch.device(device).type == "cuda" if device is not None else False
-
-    def timed() -> float:
-        if sync:
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        fn()
-        if sync:
-            torch.cuda.synchronize()
-        return time.perf_counter() - start
-
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be a non-negative int, got {warmup!r}")
+    if isinstance(min_run_time, bool) or not isinstance(min_run_time, int | float) \
+            or not 0 < min_run_time <= 60:
+        raise ValueError(f"min_run_time must be seconds in (0, 60], got {min_run_time!r}")
     for _ in range(warmup):
-        timed()
-    return statistics.median(timed() for _ in range(repeats))
+        fn()
+    timer = benchmark.Timer(stmt="fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
+    return timer.blocked_autorange(min_run_time=min_run_time).median
+
+
+T = TypeVar("T")
+
+
+def remeasure(measure: Callable[[], T], holds: Callable[[T], bool], attempts: int = 3,
+              show: Callable[[T], str] = repr) -> T:
+    """Measure; while ``holds(result)`` is false, measure again, at most ``attempts`` times.
+
+    For timing claims on a noisy machine (chapters 02, 05, 06, 08): every attempt is printed,
+    the failed ones too, and the last result is returned for the claim cell to assert. A claim
+    that is false fails every attempt; one that is true survives a burst of load.
+    """
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise ValueError(f"attempts must be a positive int, got {attempts!r}")
+    if not callable(measure) or not callable(holds):
+        raise TypeError("measure and holds must be callables")
+    for attempt in range(1, attempts + 1):
+        result = measure()
+        ok = bool(holds(result))
+        verdict = "holds" if ok else ("does not hold, measuring again" if attempt < attempts
+                                      else "does not hold (last attempt)")
+        print(f"  attempt {attempt}/{attempts}: {show(result)} -> {verdict}")
+        if ok:
+            break
+    return result

@@ -86,9 +86,9 @@ def ship(out: Path, epochs: int = 3) -> dict:
     for batch in (1, 64):
         x = make_color_images(batch, seed=7)[0]
         with torch.inference_mode():
-            latency[f"eager b={batch}"] = median_time(lambda x=x: model(x), repeats=20)
+            latency[f"eager b={batch}"] = median_time(lambda x=x: model(x), min_run_time=0.1)
         latency[f"onnx b={batch}"] = median_time(
-            lambda x=x: session.run(None, {name: x.numpy()}), repeats=20)
+            lambda x=x: session.run(None, {name: x.numpy()}), min_run_time=0.1)
     report = {"val_accuracy": accuracy, "verification": rows,
               "verified": all(r["ok"] for r in rows), "latency_ms":
               {k: round(v * 1000, 3) for k, v in latency.items()}, "atol": ATOL}
