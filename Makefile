@@ -13,80 +13,115 @@ STAMP := $(VENV)/.installed
 # overheads) and need the machine's cores to themselves. NB_WORKERS=2 is faster on more cores.
 NB_WORKERS ?= 1
 CLAIMS := _build/claims
+# nbmake executes copies of notebooks/ here (with outputs); the book is rendered from them
+EXECUTED := _build/executed
+TIMES := _build/timings.txt
+# Every path below is quoted: a checkout may live under "我的 书/pt book".
 
 .PHONY: help install sync book test lint unit nbmake appendix build-book html-test \
-	student student-check grade bench clean
+	student student-check grade bench stress clean
 
 help:
 	@echo "make book   build the book into _build/html (sets everything up first)"
 	@echo "make test   run every check: lint, unit tests, notebooks (nbmake), -W build"
 	@echo "make sync   regenerate notebooks/ from book/"
 	@echo "make bench  time each notebook on this machine"
+	@echo "make stress run the chapters with timing claims 5 times, then 2 under load"
 	@echo "make student            write the student edition (no solutions) into student/"
 	@echo "make grade NB=path.ipynb grade a learner's notebook, exercise by exercise"
 
+# --no-compile: no .pyc for all of torch up front; Python compiles what it imports
 $(STAMP): requirements.txt pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -r requirements.txt -e .
-	touch $(STAMP)
+	start=$$(date +%s)
+	test -x "$(BIN)/python" || "$(PYTHON)" -m venv "$(VENV)"
+	"$(BIN)/python" -m pip install -q --upgrade pip
+	"$(BIN)/python" -m pip install -q --no-compile -r requirements.txt -e .
+	mkdir -p _build
+	echo "install $$(( $$(date +%s) - start ))" > "$(TIMES).install"
+	touch "$(STAMP)"
 
 install: $(STAMP)
 
 sync: $(STAMP)
-	$(BIN)/python -m tools.sync_notebooks
+	"$(BIN)/python" -m tools.sync_notebooks
 
 # The claims appendix is made from the records the chapters write while they execute: build,
 # write the appendix from this build's records, then build again (only the appendix changes).
+# After `make test`, every chapter is in the cache already and nothing is executed here.
 book: sync
-	mkdir -p $(CLAIMS)
-	$(BIN)/python -m tools.claims_appendix
-	BOOK_CLAIMS_LOG=$(CURDIR)/$(CLAIMS)/book.jsonl $(BIN)/jupyter-book build -W --keep-going .
-	$(BIN)/python -m tools.claims_appendix
-	$(BIN)/jupyter-book build -W --keep-going .
+	mkdir -p "$(CLAIMS)"
+	"$(BIN)/python" -m tools.claims_appendix
+	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/book.jsonl" "$(BIN)/jupyter-book" build -W --keep-going .
+	"$(BIN)/python" -m tools.claims_appendix
+	"$(BIN)/jupyter-book" build -W --keep-going .
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests tools book/_ext notebooks
+	"$(BIN)/ruff" check src tests tools book/_ext notebooks
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q tests --ignore=tests/test_built_book.py \
+	"$(BIN)/python" -m pytest -q -n 2 tests --ignore=tests/test_built_book.py \
 	  --ignore=tests/test_student_edition_runs.py
 
+# Each chapter is executed once, here: nbmake runs a copy of notebooks/ and keeps the outputs,
+# which then go into the jupyter-cache that the book build reads.
 nbmake: $(STAMP)
-	mkdir -p $(CLAIMS)
-	rm -f $(CLAIMS)/nbmake.jsonl
-	BOOK_CLAIMS_LOG=$(CURDIR)/$(CLAIMS)/nbmake.jsonl \
-	  $(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=300 \
-	  -n $(NB_WORKERS) --durations=0 notebooks
+	rm -rf "$(EXECUTED)" && mkdir -p "$(EXECUTED)" "$(CLAIMS)"
+	cp notebooks/*.ipynb "$(EXECUTED)/"
+	rm -f "$(CLAIMS)/nbmake.jsonl"
+	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/nbmake.jsonl" \
+	  "$(BIN)/python" -m pytest -q -p no:cacheprovider --nbmake --overwrite \
+	  --nbmake-timeout=300 -n $(NB_WORKERS) --durations=0 "$(EXECUTED)"
+	"$(BIN)/python" -m tools.cache_executed "$(EXECUTED)"
 
 appendix: $(STAMP)
-	$(BIN)/python -m tools.claims_appendix
+	"$(BIN)/python" -m tools.claims_appendix
 
+# The test build renders from the cache that `make nbmake` filled: it must execute nothing.
 build-book: appendix
-	mkdir -p $(CLAIMS)
-	BOOK_CLAIMS_LOG=$(CURDIR)/$(CLAIMS)/book.jsonl $(BIN)/jupyter-book build -W --keep-going .
+	mkdir -p "$(CLAIMS)"
+	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/book.jsonl" "$(BIN)/jupyter-book" build -W \
+	  --keep-going . 2>&1 | tee _build/build.log
+	if grep -n "Executing notebook" _build/build.log; then
+	  echo "the build executed a chapter that nbmake had run: the cache did not match"; exit 1
+	fi
 
 html-test: $(STAMP)
-	BOOK_REQUIRE_HTML=1 $(BIN)/python -m pytest -q tests/test_built_book.py
+	BOOK_REQUIRE_HTML=1 "$(BIN)/python" -m pytest -q tests/test_built_book.py
 
+# The student edition of every chapter, executed once each, with every exercise's wrong
+# answers and solution tried in the same kernel (tests/test_student_edition_runs.py).
 student-check: $(STAMP)
-	$(BIN)/python -m pytest -q tests/test_student_edition_runs.py
+	"$(BIN)/python" -m pytest -q tests/test_student_edition_runs.py --durations=0
 
-# nbmake runs first so that the appendix built next shows this run's claim results
-test: lint unit nbmake build-book html-test student-check
+# nbmake runs before the appendix, so the appendix built next shows this run's claim results
+TEST_STEPS := lint unit nbmake build-book html-test student-check
+test: $(STAMP)
+	mkdir -p _build
+	mv "$(TIMES).install" "$(TIMES)" 2>/dev/null || echo "install 0" > "$(TIMES)"
+	for step in $(TEST_STEPS); do
+	  start=$$(date +%s)
+	  $(MAKE) --no-print-directory $$step
+	  echo "$$step $$(( $$(date +%s) - start ))" >> "$(TIMES)"
+	done
+	@echo "make test: seconds per step (install 0: it was done before)"
+	@awk '{printf "  %-14s %5d s\n", $$1, $$2; t += $$2} END {printf "  %-14s %5d s\n", "total", t}' \
+	  "$(TIMES)"
 	@echo "make test: all checks passed"
 
 student: $(STAMP)
-	$(BIN)/python -m tools.student_edition --out student
+	"$(BIN)/python" -m tools.student_edition --out student
 
 grade: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make grade NB=path/to/notebook.ipynb"; exit 2; }
-	$(BIN)/python -m tools.grade "$(NB)"
+	"$(BIN)/python" -m tools.grade "$(NB)"
 
 bench: $(STAMP)
-	$(BIN)/python -m tools.bench notebooks/*.ipynb
-	$(BIN)/python -m tools.bench_train
+	"$(BIN)/python" -m tools.bench notebooks/*.ipynb
+	"$(BIN)/python" -m tools.bench_train
+
+stress: $(STAMP)
+	"$(BIN)/python" -m tools.stress_claims
 
 clean:
 	rm -rf _build

@@ -44,36 +44,73 @@ def test_mismatched_solution_blocks_are_refused():
         chapter_format.student_text(broken)
 
 
-def test_grader_on_the_instructor_notebook():
-    report = grade(ROOT / "notebooks" / "00_setup.ipynb")
-    assert report.results == {"ex00-1": "passed", "ex00-2": "passed", "ex00-3": "passed"}
+HEADER = ("---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+          "    format_version: 0.13\nkernelspec:\n  display_name: Python 3\n  language: python\n"
+          "  name: python3\n---\n\n# 99 · A small chapter for the grader's tests\n\n")
+
+
+def exercise(number: int, solution: str, check: str) -> str:
+    label = f"ex99-{number}"
+    return (f":::{{exercise}}\n:label: {label}\nDo exercise {number}.\n:::\n\n"
+            f":::{{solution-start}} {label}\n:class: dropdown\n:::\n\n"
+            f"```{{code-cell}} ipython3\n{solution}\n```\n\n:::{{solution-end}}\n:::\n\n"
+            f'```{{code-cell}} ipython3\nwith check_exercise("{label}"):\n{check}\n```\n\n')
+
+
+MINI = (HEADER
+        + "```{code-cell} ipython3\nfrom helpers import check_exercise\n```\n\n"
+        + "```{code-cell} ipython3\n:tags: [raises-exception]\n\n1 / 0  # a pitfall\n```\n\n"
+        + exercise(1, "width = 16", '    assert width == 16, "the hidden width is 16"')
+        + exercise(2, "def double(x):\n    return 2 * x",
+                   '    assert double(3) == 6, "double(3) should be 6"')
+        + exercise(3, 'answer = "wheel"', '    assert answer == "wheel", "wheel or driver?"'))
+
+
+def notebook_from(text: str, path: Path) -> Path:
+    path.write_text(chapter_format.ipynb_from_myst(text), encoding="utf-8")
+    return path
+
+
+def test_grader_on_the_instructor_notebook(tmp_path):
+    report = grade(notebook_from(MINI, tmp_path / "99_mini.ipynb"))
+    assert report.results == {"ex99-1": "passed", "ex99-2": "passed", "ex99-3": "passed"}
     assert report.ok and not report.other_errors
 
 
-def test_grader_on_the_student_edition_and_on_a_wrong_answer(student_dir, tmp_path):
-    path = student_dir / "00_setup.ipynb"
-    report = grade(path)
-    assert set(report.results.values()) == {"not attempted"} and len(report.results) == 3
+def test_grader_on_the_student_edition_and_on_wrong_answers(tmp_path):
+    student = chapter_format.student_text(MINI)
+    report = grade(notebook_from(student, tmp_path / "student.ipynb"))
+    assert report.results == dict.fromkeys(["ex99-1", "ex99-2", "ex99-3"], "not attempted")
     assert report.ok and not report.other_errors
 
-    notebook = nbformat.read(path, as_version=4)
+    notebook = nbformat.read(tmp_path / "student.ipynb", as_version=4)
     for cell in notebook.cells:
-        if cell.source.startswith(f"{STUB_MARKER} ex00-1"):
-            cell.source = ("class FixedNet(nn.Module):\n    def __init__(self):\n"
-                           "        super().__init__()\n        self.body = nn.Linear(8, 16)\n"
-                           "        self.head = nn.Linear(16, 5)  # wrong: 5 classes\n\n"
-                           "    def forward(self, x):\n        return self.head(self.body(x))\n")
-        if cell.source.startswith(f"{STUB_MARKER} ex00-3"):
-            cell.source = ('facts_a = dict(cuda_build=None, is_available=False, '
-                           'driver_version="550.54")\n'
-                           'facts_b = dict(cuda_build="12.6", is_available=False, '
-                           'driver_version=None)\na_must_change = "wheel"\n')
+        if cell.source.startswith(f"{STUB_MARKER} ex99-1"):
+            cell.source = "width = 32  # wrong"
+        if cell.source.startswith(f"{STUB_MARKER} ex99-3"):
+            cell.source = 'answer = "wheel"'
+    notebook.cells.append(nbformat.v4.new_code_cell("undefined_name  # an error elsewhere"))
     attempt = tmp_path / "attempt.ipynb"
     nbformat.write(notebook, attempt)
     result = subprocess.run([sys.executable, "-m", "tools.grade", str(attempt)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=600)
+                            capture_output=True, text=True, timeout=300)
     assert result.returncode == 1, result.stdout
-    assert re.search(r"ex00-1\s+failed .*shape \(4, 3\)", result.stdout), result.stdout
-    assert re.search(r"ex00-2\s+not attempted", result.stdout)
-    assert re.search(r"ex00-3\s+passed", result.stdout)
+    assert re.search(r"ex99-1\s+failed .*the hidden width is 16", result.stdout), result.stdout
+    assert re.search(r"ex99-2\s+not attempted", result.stdout)
+    assert re.search(r"ex99-3\s+passed", result.stdout)
     assert "total: 1 passed, 1 failed, 1 not attempted (of 3)" in result.stdout
+    assert "error outside the exercises: cell" in result.stdout and "NameError" in result.stdout
+
+
+def test_an_answer_cell_that_raises_is_failed_not_unattempted(tmp_path):
+    student = chapter_format.student_text(MINI)
+    notebook = nbformat.reads(chapter_format.ipynb_from_myst(student), as_version=4)
+    for cell in notebook.cells:
+        if cell.source.startswith(f"{STUB_MARKER} ex99-2"):
+            cell.source = cell.source.replace(  # the learner keeps the marker comment
+                'raise NotImplementedError("ex99-2: not attempted yet")',
+                'raise ValueError("oops")')
+    nbformat.write(notebook, tmp_path / "a.ipynb")
+    report = grade(tmp_path / "a.ipynb")
+    assert report.results["ex99-2"] == "failed"
+    assert "your cell raised ValueError: oops" in report.details["ex99-2"]
