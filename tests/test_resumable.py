@@ -2,7 +2,8 @@ import json
 import subprocess
 import sys
 
-from helpers.resumable import fingerprint, train
+from helpers import fingerprint
+from helpers.resumable import train
 
 
 def test_stop_and_resume_equals_straight_run(tmp_path):

@@ -59,3 +59,25 @@ def test_deterministic_mode_on_and_off():
 def test_deterministic_must_be_bool():
     with pytest.raises(TypeError, match="deterministic must be a bool"):
         set_seed(0, deterministic="yes")
+
+
+def test_fingerprint_tells_identical_weights_apart_from_different_ones():
+    from torch import nn
+
+    from helpers import fingerprint
+
+    torch.manual_seed(0)
+    a = nn.Linear(4, 2)
+    b = nn.Linear(4, 2)
+    b.load_state_dict(a.state_dict())
+    assert fingerprint(a) == fingerprint(b) and len(fingerprint(a)) == 16
+    with torch.no_grad():
+        b.bias[0] += 1e-7
+    assert fingerprint(a) != fingerprint(b)
+
+
+def test_fingerprint_of_a_non_module():
+    from helpers import fingerprint
+
+    with pytest.raises(TypeError, match="nn.Module"):
+        fingerprint({"weight": torch.zeros(2)})

@@ -41,7 +41,7 @@ from .export import export_onnx, onnx_session, verify_onnx
 from .gradcheck import GradError, autograd_grad, compare_gradients, numerical_grad
 from .measure import MemoryReport, measure_memory, median_time, remeasure
 from .monitor import GradNormRecorder, NaNGuard, has_nonfinite
-from .seed import set_seed
+from .seed import fingerprint, set_seed
 from .train import History, StepInfo, accuracy, evaluate, fit, train_one_epoch
 
 __all__ = [
@@ -69,6 +69,7 @@ __all__ = [
     "evaluate",
     "expected_torchvision",
     "export_onnx",
+    "fingerprint",
     "fit",
     "has_nonfinite",
     "last_verified",

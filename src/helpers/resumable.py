@@ -11,7 +11,6 @@ weights) is written to ``DIR/final.json``. Killing it at any moment loses at mos
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
 import sys
@@ -25,18 +24,9 @@ from torch.utils.data import DataLoader
 
 from .checkpoint import load_checkpoint, save_checkpoint
 from .data import digits_split
-from .seed import set_seed
+from .seed import fingerprint, set_seed
 
 BATCH_SIZE = 64
-
-
-def fingerprint(model: nn.Module) -> str:
-    """A short hash of every parameter's bytes: equal fingerprints mean identical weights."""
-    digest = hashlib.sha256()
-    for name, tensor in model.state_dict().items():
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
-    return digest.hexdigest()[:16]
 
 
 def build(seed: int, total_steps: int):
