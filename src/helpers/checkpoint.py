@@ -137,6 +137,8 @@ def load_checkpoint(
                          f"{payload.get('format') if isinstance(payload, dict) else None!r})")
     target = unwrap_compiled(model)
     state = strip_compile_prefix(payload["model"])
+    # Checked before loading, not left to load_state_dict(strict=True): PyTorch copies every
+    # tensor that fits before it raises, so a failed load would leave the model half-changed.
     expected = target.state_dict()
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
