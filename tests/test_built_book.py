@@ -8,9 +8,11 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 
+from tools.chapter_format import chapters
+
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
-CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.md"))
+CHAPTERS = chapters()
 
 if not (HTML / "index.html").exists():
     if os.environ.get("BOOK_REQUIRE_HTML"):

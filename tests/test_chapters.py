@@ -1,14 +1,15 @@
 """Every chapter follows the house structure (book/README.md)."""
 
-import re
 from pathlib import Path
 
 import jupytext
 import pytest
 import yaml
 
+from tools.chapter_format import chapters, exercise_labels
+
 ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.md"))
+CHAPTERS = chapters()
 
 
 def toc_files() -> list[str]:
@@ -35,7 +36,7 @@ def test_chapter_structure(chapter):
     assert "pick_device()" in setup.source and "set_seed(" in setup.source
     assert "print(last_verified(device))" in setup.source, "the page's last-verified line"
     number = chapter.name[:2]
-    labels = re.findall(r":label: (ex\d\d-\d+)", text)
+    labels = exercise_labels(text)
     assert len(labels) >= 3, "at least three exercises"
     for label in labels:
         assert label.startswith(f"ex{number}-"), f"{label} should start with ex{number}-"
