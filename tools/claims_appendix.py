@@ -145,6 +145,9 @@ def render(ledger: dict[str, dict], sites: dict[str, list[Site]], records: list[
 
 def main() -> int:
     text = render(load_ledger(), claim_sites(), load_records())
+    if OUTPUT.exists() and OUTPUT.read_text(encoding="utf-8") == text:
+        print(f"{OUTPUT.relative_to(ROOT)} is up to date")  # no new mtime: no Sphinx re-read
+        return 0
     OUTPUT.write_text(text, encoding="utf-8")
     print(f"wrote {OUTPUT.relative_to(ROOT)}")
     return 0
