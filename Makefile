@@ -94,19 +94,28 @@ html-test: $(STAMP)
 student-check: $(STAMP)
 	"$(BIN)/python" -m pytest -q tests/test_student_edition_runs.py --durations=0
 
-# nbmake runs before the appendix, so the appendix built next shows this run's claim results
-TEST_STEPS := lint unit nbmake build-book html-test student-check
+# nbmake runs before the appendix, so the appendix built next shows this run's claim results.
+# The build and its HTML checks execute no notebook (about one core), so the student-edition
+# run goes on beside them: its timing claims are made to hold with one core busy (make stress).
 test: $(STAMP)
 	mkdir -p _build
 	mv "$(TIMES).install" "$(TIMES)" 2>/dev/null || echo "install 0" > "$(TIMES)"
-	for step in $(TEST_STEPS); do
-	  start=$$(date +%s)
-	  $(MAKE) --no-print-directory $$step
-	  echo "$$step $$(( $$(date +%s) - start ))" >> "$(TIMES)"
-	done
-	@echo "make test: seconds per step (install 0: it was done before)"
-	@awk '{printf "  %-14s %5d s\n", $$1, $$2; t += $$2} END {printf "  %-14s %5d s\n", "total", t}' \
-	  "$(TIMES)"
+	timed() {
+	  local start=$$(date +%s); "$$@"; echo "$$* $$(( $$(date +%s) - start ))" >> "$(TIMES)"
+	}
+	timed $(MAKE) --no-print-directory lint
+	timed $(MAKE) --no-print-directory unit
+	timed $(MAKE) --no-print-directory nbmake
+	timed $(MAKE) --no-print-directory student-check > _build/student-check.log 2>&1 &
+	student=$$!
+	timed $(MAKE) --no-print-directory build-book
+	timed $(MAKE) --no-print-directory html-test
+	wait $$student && status=0 || status=$$?
+	cat _build/student-check.log
+	test $$status -eq 0
+	@echo "make test: seconds per step (install 0: it was done before; the student-edition"
+	@echo "run went on beside the build and the HTML checks)"
+	@sed 's/^make --no-print-directory //' "$(TIMES)" | awk '{printf "  %-14s %5d s\n", $$1, $$2}'
 	@echo "make test: all checks passed"
 
 student: $(STAMP)
