@@ -1,0 +1,57 @@
+"""Wrong answers to chapter 08's exercises (see README.md here)."""
+
+_FLATTEN = (
+    "class SafeFlatten(nn.Module):\n"
+    "    def forward(self, x):\n"
+    "        return {body}\n")
+_AGREEMENT = (
+    "def agreement(a, b, inputs):\n"
+    "    with torch.inference_mode():\n"
+    "        return {body}\n")
+_BGR = (
+    "class BGRServingModel(nn.Module):  # {note}\n"
+    "    def __init__(self, rgb_model):\n"
+    "        super().__init__()\n"
+    "        self.rgb_model = rgb_model\n"
+    "    def forward(self, bgr_images):\n"
+    "        return self.rgb_model({body})\n")
+
+WRONG = {
+    "ex08-1": [
+        (_FLATTEN.format(body="x.view(-1, 48)  # the feature count of the example, baked in"),
+         "an input of shape (1, 5, 7) should give (1, 35), got an error"),
+        (_FLATTEN.format(body="x.flatten()  # flattens the batch dimension too"),
+         "an input of shape (1, 5, 7) should give (1, 35), got (35,)"),
+        (_FLATTEN.format(body="x.squeeze().flatten(1)  # squeeze drops a batch of 1"),
+         "an input of shape (1, 5, 7) should give (1, 35), got (5, 7)"),
+        (_FLATTEN.format(body="x.reshape(int(x.shape[0]), -1)  # a Python int: a constant"),
+         "the export fixed the batch size to 8"),
+    ],
+    "ex08-2": [
+        ("def agreement(a, b, inputs):  # a shortcut\n"
+         "    return 1.0\n",
+         "you said 1.0: compare the predicted classes"),
+        (_AGREEMENT.format(body="(a(inputs) == b(inputs)).float().mean().item()  # raw scores"),
+         "the int8 model should agree on most inputs"),
+        (_AGREEMENT.format(body="(a(inputs).argmax(0) == b(inputs).argmax(0)).float().mean()"
+                                ".item()  # argmax over the rows"),
+         "a model that predicts another class on every other row agrees on 49.9%"),
+        (_AGREEMENT.format(body="(a(inputs).argmax(1) == b(inputs).argmax(1)).sum().item()"
+                                "  # a count"),
+         "return a fraction, a float between 0 and 1: got 3"),
+        (_AGREEMENT.format(body="(a(inputs).argmax(1) == b(inputs).argmax(1)).float().mean()"
+                                "  # a tensor"),
+         "return a fraction, a float between 0 and 1: got tensor("),
+    ],
+    "ex08-3": [
+        (_BGR.format(body="bgr_images.flip(1)", note="the channel axis of NCHW, not of NHWC"),
+         "outputs differ from serving's on the RGB images"),
+        (_BGR.format(body="bgr_images", note="forgot the conversion"),
+         "outputs differ from serving's on the RGB images"),
+        (_BGR.format(body="bgr_images.flip(-1).float() / 255", note="scales twice"),
+         "outputs differ from serving's on the RGB images"),
+        (_BGR.format(body="torch.from_numpy(bgr_images.numpy()[..., ::-1].copy())",
+                     note="the OpenCV habit: NumPy"),
+         "the exported file gives other outputs than the wrapper"),
+    ],
+}
