@@ -33,6 +33,9 @@ def test_chapter_structure(chapter):
     setup = code[0]
     assert "hide-input" in setup.metadata.get("tags", []), "the setup cell's code is folded"
     assert 'if "google.colab" in sys.modules' in setup.source
+    spin = setup.source.find('os.environ.setdefault("GOMP_SPINCOUNT"')
+    assert 0 <= spin < setup.source.find("import torch"), \
+        "threads that sleep soon, set before torch is imported (a busy laptop)"
     assert "pick_device()" in setup.source and "set_seed(" in setup.source
     assert "print(last_verified(device))" in setup.source, "the page's last-verified line"
     number = chapter.name[:2]
