@@ -19,7 +19,7 @@ TIMES := _build/timings.txt
 # Every path below is quoted: a checkout may live under "我的 书/pt book".
 
 .PHONY: help install sync book test lint unit nbmake appendix build-book html-test \
-	student student-check grade bench stress clean
+	student student-check grade grade-class bench stress clean
 
 help:
 	@echo "make book   build the book into _build/html (sets everything up first)"
@@ -29,6 +29,7 @@ help:
 	@echo "make stress run the chapters with timing claims 5 times, then 2 under load"
 	@echo "make student            write the student edition (no solutions) into student/"
 	@echo "make grade NB=path.ipynb grade a learner's notebook, exercise by exercise"
+	@echo "make grade-class DIR=submissions/ [CHAPTER=NN]  grade a class into grades.csv"
 
 # --no-compile: no .pyc for all of torch up front; Python compiles what it imports
 $(STAMP): requirements.txt pyproject.toml
@@ -61,7 +62,7 @@ lint: $(STAMP)
 
 unit: $(STAMP)
 	"$(BIN)/python" -m pytest -q -n 2 tests --ignore=tests/test_built_book.py \
-	  --ignore=tests/test_student_edition_runs.py
+	  --ignore=tests/test_student_edition_runs.py --ignore=tests/test_grade_class.py
 
 # Each chapter is executed once, here: nbmake runs a copy of notebooks/ and keeps the outputs,
 # which then go into the jupyter-cache that the book build reads.
@@ -90,9 +91,11 @@ html-test: $(STAMP)
 	BOOK_REQUIRE_HTML=1 "$(BIN)/python" -m pytest -q tests/test_built_book.py
 
 # The student edition of every chapter, executed once each, with every exercise's wrong
-# answers and solution tried in the same kernel (tests/test_student_edition_runs.py).
+# answers and solution tried in the same kernel (tests/test_student_edition_runs.py), and the
+# class grader on a synthetic class (a kernel per submission).
 student-check: $(STAMP)
-	"$(BIN)/python" -m pytest -q tests/test_student_edition_runs.py --durations=0
+	"$(BIN)/python" -m pytest -q tests/test_student_edition_runs.py tests/test_grade_class.py \
+	  --durations=0
 
 # nbmake runs before the appendix, so the appendix built next shows this run's claim results.
 # The build and its HTML checks execute no notebook (about one core), so the student-edition
@@ -124,6 +127,12 @@ student: $(STAMP)
 grade: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make grade NB=path/to/notebook.ipynb"; exit 2; }
 	"$(BIN)/python" -m tools.grade "$(NB)"
+
+# CHAPTER=NN is optional (detected from each notebook's check cells); OUT defaults to DIR
+grade-class: $(STAMP)
+	@test -n "$(DIR)" || { echo "usage: make grade-class DIR=submissions/ [CHAPTER=NN]"; exit 2; }
+	"$(BIN)/python" -m tools.grade_class "$(DIR)" --out "$(or $(OUT),$(DIR))" \
+	  $(if $(CHAPTER),--chapter "$(CHAPTER)")
 
 bench: $(STAMP)
 	"$(BIN)/python" -m tools.bench notebooks/*.ipynb

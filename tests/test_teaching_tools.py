@@ -7,6 +7,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from mini_chapter import MINI
 
 from tools import chapter_format
 from tools.chapter_format import SOLUTION_RE, STUB_MARKER, chapters
@@ -42,28 +43,6 @@ def test_mismatched_solution_blocks_are_refused():
     broken = ":::{exercise}\n:label: ex00-1\nDo it.\n:::\n\nno solution here\n"
     with pytest.raises(ValueError, match="1 exercises but 0 solution blocks"):
         chapter_format.student_text(broken)
-
-
-HEADER = ("---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
-          "    format_version: 0.13\nkernelspec:\n  display_name: Python 3\n  language: python\n"
-          "  name: python3\n---\n\n# 99 · A small chapter for the grader's tests\n\n")
-
-
-def exercise(number: int, solution: str, check: str) -> str:
-    label = f"ex99-{number}"
-    return (f":::{{exercise}}\n:label: {label}\nDo exercise {number}.\n:::\n\n"
-            f":::{{solution-start}} {label}\n:class: dropdown\n:::\n\n"
-            f"```{{code-cell}} ipython3\n{solution}\n```\n\n:::{{solution-end}}\n:::\n\n"
-            f'```{{code-cell}} ipython3\nwith check_exercise("{label}"):\n{check}\n```\n\n')
-
-
-MINI = (HEADER
-        + "```{code-cell} ipython3\nfrom helpers import check_exercise\n```\n\n"
-        + "```{code-cell} ipython3\n:tags: [raises-exception]\n\n1 / 0  # a pitfall\n```\n\n"
-        + exercise(1, "width = 16", '    assert width == 16, "the hidden width is 16"')
-        + exercise(2, "def double(x):\n    return 2 * x",
-                   '    assert double(3) == 6, "double(3) should be 6"')
-        + exercise(3, 'answer = "wheel"', '    assert answer == "wheel", "wheel or driver?"'))
 
 
 def notebook_from(text: str, path: Path) -> Path:

@@ -20,11 +20,12 @@ import sys
 import tempfile
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from helpers.exercises import EXERCISES_LOG_ENV_VAR
 from tools.chapter_format import CHECK_RE, STUB_RE
@@ -88,45 +89,55 @@ AfterCheck = Callable[[Runner, str, object, int], None]
 def execute_graded(notebook, workdir: Path, timeout: int = 600,
                    after_check: AfterCheck | None = None) -> Report:
     """Execute ``notebook`` (in place) cell by cell and grade its exercises."""
-    report, stub_label = Report(), None
+    report = Report()
     with _exercise_log() as log:
         client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                                 allow_errors=True, record_timing=False,
                                 resources={"metadata": {"path": str(workdir)}})
-        with client.setup_kernel():
-            runner = Runner(client, log)
-            for index, cell in enumerate(notebook.cells):
-                if cell.cell_type != "code":
-                    continue
-                verdicts = runner.run(cell, index)
-                error = cell_error(cell)
-                stub, check = STUB_RE.match(cell.source), CHECK_RE.search(cell.source)
-                if stub:
-                    stub_label = stub["label"]
-                    if error and error[0] == "NotImplementedError":
-                        report.results[stub_label] = "not attempted"
-                    elif error:
-                        report.results[stub_label] = "failed"
-                        report.details[stub_label] = f"your cell raised {error[0]}: {error[1]}"
-                elif check:
-                    label = check["label"]
-                    decided = stub_label == label and label in report.results  # by the stub
-                    if not decided:
-                        verdict = next((v for v in verdicts if v["label"] == label), None)
-                        if verdict is None:
-                            report.results[label] = "failed"
-                            report.details[label] = (f"the check cell raised {error[0]}: "
-                                                     f"{error[1]}" if error else
-                                                     "the check reported nothing")
-                        else:
-                            report.results[label] = verdict["status"]
-                            if verdict["status"] == "failed":
-                                report.details[label] = verdict["message"]
-                    if after_check is not None:
-                        after_check(runner, label, cell, index)
-                elif error and "raises-exception" not in cell.metadata.get("tags", []):
-                    report.other_errors.append(f"cell {index}: {error[0]}: {error[1]}")
+        try:
+            with client.setup_kernel():
+                _grade_cells(notebook, Runner(client, log), report, after_check)
+        except DeadKernelError:
+            report.other_errors.append("the kernel died (out of memory, or a cell killed it)")
+        except CellTimeoutError:
+            report.other_errors.append(f"a cell ran longer than {timeout} s")
     return report
+
+
+def _grade_cells(notebook, runner: Runner, report: Report,
+                 after_check: AfterCheck | None) -> None:
+    stub_label = None
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        verdicts = runner.run(cell, index)
+        error = cell_error(cell)
+        stub, check = STUB_RE.match(cell.source), CHECK_RE.search(cell.source)
+        if stub:
+            stub_label = stub["label"]
+            if error and error[0] == "NotImplementedError":
+                report.results[stub_label] = "not attempted"
+            elif error:
+                report.results[stub_label] = "failed"
+                report.details[stub_label] = f"your cell raised {error[0]}: {error[1]}"
+        elif check:
+            label = check["label"]
+            decided = stub_label == label and label in report.results  # by the stub
+            if not decided:
+                verdict = next((v for v in verdicts if v["label"] == label), None)
+                if verdict is None:
+                    report.results[label] = "failed"
+                    report.details[label] = (f"the check cell raised {error[0]}: "
+                                             f"{error[1]}" if error else
+                                             "the check reported nothing")
+                else:
+                    report.results[label] = verdict["status"]
+                    if verdict["status"] == "failed":
+                        report.details[label] = verdict["message"]
+            if after_check is not None:
+                after_check(runner, label, cell, index)
+        elif error and "raises-exception" not in cell.metadata.get("tags", []):
+            report.other_errors.append(f"cell {index}: {error[0]}: {error[1]}")
 
 
 def grade(path: Path, timeout: int = 600) -> Report:
@@ -152,10 +163,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("notebook", type=Path)
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args()
     if not args.notebook.is_file():
         parser.error(f"no notebook at {args.notebook}")
     report = grade(args.notebook, args.timeout)
+    if args.json:
+        print(json.dumps(asdict(report)))
+        return 0 if report.ok else 1
     print_report(report)
     return 0 if report.ok else 1
 

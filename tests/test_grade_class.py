@@ -1,0 +1,160 @@
+"""Grading a whole class (tools/grade_class.py) on a synthetic class of 14 submissions: good,
+empty and wrong answers, a hang, a memory hog, a file deleter, a kernel killer, malformed
+JSON, another chapter's notebook, an edited and a renamed check cell, stale outputs, and one
+that tries the network.
+
+Run by `make test` beside the book build (it executes a kernel per submission)."""
+
+import csv
+import re
+
+import nbformat
+import pytest
+from mini_chapter import HEADER, MINI, exercise
+
+from tools import grade_class
+from tools.chapter_format import STUB_MARKER, ipynb_from_myst, student_text
+
+OTHER = (HEADER.replace("# 99 ·", "# 98 ·")
+         + "```{code-cell} ipython3\nfrom helpers import check_exercise\n```\n\n"
+         + exercise(1, "x = 1", '    assert x == 1, "x is 1"', chapter="98"))
+
+
+def student_with(answers: dict[str, str], extra: list[str] = ()) -> nbformat.NotebookNode:
+    """The student edition of the small chapter, with some stubs replaced by answers."""
+    notebook = nbformat.reads(ipynb_from_myst(student_text(MINI)), as_version=4)
+    for cell in notebook.cells:
+        for label, code in answers.items():
+            if cell.source.startswith(f"{STUB_MARKER} {label}:"):
+                cell.source = f"{STUB_MARKER} {label}:\n{code}"
+    for after, code in extra:  # a cell after the check cell of exercise `after`
+        position = next(i for i, cell in enumerate(notebook.cells)
+                        if f'check_exercise("{after}")' in cell.source) + 1
+        notebook.cells.insert(position, nbformat.v4.new_code_cell(code))
+    return notebook
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("class")
+    book, subs, out = root / "book", root / "submissions", root / "out"
+    book.mkdir()
+    subs.mkdir()
+    (book / "99_mini.md").write_text(MINI, encoding="utf-8")
+    (book / "98_other.md").write_text(OTHER, encoding="utf-8")
+    solutions = {"ex99-1": "width = 16", "ex99-2": "def double(x):\n    return 2 * x",
+                 "ex99-3": 'answer = "wheel"'}
+    write = {
+        "good": student_with(solutions),
+        "stubs": student_with({}),
+        "wrong": student_with({**solutions, "ex99-1": "width = 32"}),
+        "hang": student_with(solutions, [("ex99-1", "while True:\n    pass")]),
+        "hog": student_with(solutions, [("ex99-1", "hog = bytearray(64 * 2**30)")]),
+        "deleter": student_with(solutions, [("ex99-1", "import os\nfor name in os.listdir('.'):\n"
+                                                "    os.remove(name)")]),
+        "killer": student_with({"ex99-1": "width = 16"}, [
+            ("ex99-1", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")]),
+        "network": student_with(solutions, [
+            ("ex99-1", "import socket\nsocket.create_connection(('pypi.org', 443), timeout=5)")]),
+        "other": nbformat.reads(ipynb_from_myst(OTHER), as_version=4),
+        "empty": nbformat.v4.new_notebook(),
+    }
+    edited = student_with(solutions)
+    renamed = student_with(solutions)
+    stale = student_with({})
+    for cell in edited.cells:
+        if 'check_exercise("ex99-2")' in cell.source:
+            cell.source = 'with check_exercise("ex99-2"):\n    pass  # always passes'
+    for cell in renamed.cells:
+        cell.source = cell.source.replace('check_exercise("ex99-3")', 'check_exercise("ex99-7")')
+    for cell in stale.cells:
+        if 'check_exercise("ex99-1")' in cell.source:
+            cell.outputs = [nbformat.v4.new_output("stream", text="Exercise ex99-1: passed\n")]
+    write.update(edited=edited, renamed=renamed, stale=stale)
+    for name, notebook in write.items():
+        nbformat.write(notebook, subs / f"{name}.ipynb")
+    (subs / "nested").mkdir()
+    (subs / "nested" / "malformed.ipynb").write_text("{not json", encoding="utf-8")
+    rows = grade_class.grade_class(subs, out, chapter="99", timeout=10, memory_gb=8,
+                                   book=book)
+    table = {row["file"]: row for row in csv.DictReader((out / "grades.csv").open())}
+    return rows, table, (out / "grades-summary.md").read_text()
+
+
+def test_every_submission_has_a_row(graded):
+    rows, table, _ = graded
+    assert len(rows) == 14 == len(table)
+    assert list(table["good.ipynb"])[:5] == ["file", "chapter", "ex99-1", "ex99-2", "ex99-3"]
+
+
+def results(table, name):
+    return [table[name][label] for label in ("ex99-1", "ex99-2", "ex99-3")]
+
+
+def test_answers_are_graded(graded):
+    _, table, _ = graded
+    assert results(table, "good.ipynb") == ["passed"] * 3 and table["good.ipynb"]["passed"] == "3"
+    assert results(table, "stubs.ipynb") == ["not attempted"] * 3
+    assert results(table, "wrong.ipynb") == ["failed", "passed", "passed"]
+    assert results(table, "stale.ipynb") == ["not attempted"] * 3  # outputs re-made, not read
+    assert not table["good.ipynb"]["note"] and not table["good.ipynb"]["errors"]
+
+
+def test_hostile_notebooks_are_reported_and_the_batch_goes_on(graded):
+    _, table, _ = graded
+    assert table["hang.ipynb"]["note"].startswith("timed out")
+    assert table["hog.ipynb"]["note"].startswith("memory limit")
+    assert "MemoryError" in table["hog.ipynb"]["errors"]
+    assert "deleted files in its working directory" in table["deleter.ipynb"]["errors"]
+    assert "kernel died" in table["killer.ipynb"]["note"]
+    assert table["killer.ipynb"]["ex99-1"] == "passed"  # graded up to the kill
+
+
+def test_no_network_where_the_machine_allows_it(graded):
+    _, table, summary = graded
+    if grade_class.network_isolation() is None:
+        assert "network NOT isolated" in summary
+        pytest.skip("network isolation needs root, unshare and ip on Linux")
+    assert "no network (network namespace)" in summary
+    assert re.search(r"gaierror|OSError|unreachable", table["network.ipynb"]["errors"]), \
+        table["network.ipynb"]["errors"]
+    assert results(table, "network.ipynb") == ["passed"] * 3
+
+
+def test_bad_input_gets_a_clear_row(graded):
+    _, table, _ = graded
+    assert table["nested/malformed.ipynb"]["note"].startswith("not a notebook: not valid JSON")
+    assert table["other.ipynb"]["note"] == "a notebook of chapter 98, not of chapter 99"
+    assert table["empty.ipynb"]["note"] == "empty notebook: no code to run"
+    assert results(table, "edited.ipynb") == ["passed", "check changed", "passed"]
+    assert table["renamed.ipynb"]["ex99-3"] == "missing"
+
+
+def test_summary_counts_and_hints(graded):
+    _, _, summary = graded
+    row = next(line for line in summary.splitlines() if line.startswith("| ex99-1 |"))
+    assert re.match(r"\| ex99-1 \| \d+ \| 1 \| \d+ \| \d+ \| not yet: the hidden width is 16 \|",
+                    row), row
+    assert "Isolation:" in summary and "malformed.ipynb`: not a notebook" in summary
+
+
+def test_unknown_chapter_and_empty_folder_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="no chapter '42'"):
+        grade_class.grade_class(tmp_path, tmp_path / "out", chapter="42")
+    with pytest.raises(ValueError, match="no .ipynb files"):
+        grade_class.grade_class(tmp_path, tmp_path / "out")
+
+
+def test_chapter_is_detected_from_the_check_cells():
+    notebook = nbformat.reads(ipynb_from_myst(MINI), as_version=4)
+    assert grade_class.detect_chapter(notebook) == "99"
+    notebook.cells.append(nbformat.v4.new_code_cell('check_exercise("ex98-1")'))
+    assert grade_class.detect_chapter(notebook) is None
+
+
+
+def test_check_cells_are_the_chapters(tmp_path):
+    (tmp_path / "99_mini.md").write_text(MINI, encoding="utf-8")
+    checks = grade_class.check_cells(tmp_path / "99_mini.md")
+    assert sorted(checks) == ["ex99-1", "ex99-2", "ex99-3"]
+    assert "the hidden width is 16" in checks["ex99-1"]
