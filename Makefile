@@ -13,8 +13,9 @@ STAMP := $(VENV)/.installed
 # overheads) and need the machine's cores to themselves. NB_WORKERS=2 is faster on more cores.
 NB_WORKERS ?= 1
 CLAIMS := _build/claims
-# nbmake executes copies of notebooks/ here (with outputs); the book is rendered from them
-EXECUTED := _build/executed
+# nbmake executes copies of notebooks/ here (with outputs); the book is rendered from them.
+# Not under _build/: nbmake skips every path that has a "_build" folder in it.
+EXECUTED := .executed
 TIMES := _build/timings.txt
 # Every path below is quoted: a checkout may live under "我的 书/pt book".
 
@@ -142,4 +143,4 @@ stress: $(STAMP)
 	"$(BIN)/python" -m tools.stress_claims
 
 clean:
-	rm -rf _build
+	rm -rf _build "$(EXECUTED)"
