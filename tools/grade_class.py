@@ -6,9 +6,9 @@ Each submission is graded by ``python -m tools.grade --json`` in a process of it
 a fresh kernel, a time limit for the whole notebook, a memory limit (``RLIMIT_AS``, Linux),
 its own temporary working directory and ``HOME``, and, when run as root on Linux, no network
 (a network namespace with only loopback). Stored outputs are never trusted: every notebook is
-re-executed. A notebook that hangs, exhausts memory, kills its kernel, deletes the files of
-its working directory, is not JSON, belongs to another chapter, or changed a check cell gets a
-row that says so, and the batch goes on.
+re-executed. A notebook that hangs (``--timeout``: seconds for the whole notebook), exhausts
+memory, kills its kernel, deletes the files of its working directory, is not JSON, belongs to
+another chapter, or changed a check cell gets a row that says so, and the batch goes on.
 
 Writes ``grades.csv`` (one row per submission) and ``grades-summary.md`` (per exercise: how
 many passed, the most common failing hint) into ``--out``, and prints the summary.
@@ -37,6 +37,7 @@ from tqdm import tqdm
 
 from tools.chapter_format import BOOK, CHECK_RE, ROOT, chapters, ipynb_from_myst, student_text
 
+STARTUP_S = 30  # starting the grader and its kernel, on top of a notebook's time limit
 CANARY = "do-not-delete.txt"  # put beside each submission: gone means the notebook deleted it
 
 
@@ -132,12 +133,12 @@ def grade_submission(path: Path, chapter_files: dict[str, Path], chapter: str | 
                                    start_new_session=True,
                                    preexec_fn=_limits(int(memory_gb * 2**30)))
         try:
-            out, err = process.communicate(timeout=timeout + 60)
+            out, err = process.communicate(timeout=timeout + STARTUP_S)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
             out, err = "", ""
-            row.note = f"timed out: still running after {timeout + 60} s"
+            row.note = f"timed out: still running after {timeout} s"
         row.seconds = round(time.perf_counter() - start, 1)
         deleted = not (work / CANARY).exists() or not copy.exists()
     report = None
@@ -202,7 +203,7 @@ def write_outputs(rows: list[Row], labels: list[str], out: Path, isolation: str)
     return text
 
 
-def grade_class(folder: Path, out: Path, chapter: str | None = None, timeout: int = 300,
+def grade_class(folder: Path, out: Path, chapter: str | None = None, timeout: int = 600,
                 memory_gb: float = 8.0, book: Path = BOOK) -> list[Row]:
     chapter_files = {c.name[:2]: c for c in chapters(book)}
     if chapter is not None and chapter not in chapter_files:
@@ -230,7 +231,8 @@ def main() -> int:
     parser.add_argument("folder", type=Path)
     parser.add_argument("--chapter", help="grade every notebook as this chapter (NN)")
     parser.add_argument("--out", type=Path, default=Path("."), help="where grades.csv goes")
-    parser.add_argument("--timeout", type=int, default=300, help="seconds per cell")
+    parser.add_argument("--timeout", type=int, default=600,
+                        help="seconds a whole notebook may run (so also each cell)")
     parser.add_argument("--memory-gb", type=float, default=8.0,
                         help="address-space limit per submission (torch alone maps ~5 GB)")
     parser.add_argument("--book", type=Path, default=BOOK, help=argparse.SUPPRESS)
