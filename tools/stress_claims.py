@@ -27,7 +27,7 @@ from helpers.claims import CLAIMS_LOG_ENV_VAR
 from tools.chapter_format import chapters, notebook_for
 
 ATTEMPT_RE = re.compile(r"attempt (\d+)/(\d+): (.*) -> (holds|does not hold.*)")
-CLAIM_CELL_RE = re.compile(r'claim\(\s*"(C\d\d)"')
+CLAIM_CELL_RE = re.compile(r'claim\(\s*"(C\d\d)"(?:[^()]|\([^()]*\))*?(?:part="([a-z-]+)")?\)')
 
 
 def timing_chapters() -> list[Path]:
@@ -56,9 +56,10 @@ def ratios_by_claim(notebook) -> dict[str, list[str]]:
             text = output.get("text", "") if output.get("output_type") == "stream" else ""
             pending += [f"{m[3]}{'' if m[4] == 'holds' else ' x'}"
                         for m in ATTEMPT_RE.finditer(text)]
-        ids = CLAIM_CELL_RE.findall(cell.source)
-        if ids and pending:
-            found.setdefault(ids[0], []).extend(pending)
+        claims = CLAIM_CELL_RE.findall(cell.source)
+        if claims and pending:  # the measurement belongs to the cell's last claim (or part)
+            claim_id, part = claims[-1]
+            found.setdefault(f"{claim_id} [{part}]" if part else claim_id, []).extend(pending)
             pending = []
     return found
 
@@ -118,7 +119,7 @@ def main() -> int:
             seconds.setdefault(chapter.stem, []).append(took)
             for r in records:  # every claim of the chapter: the timing ones show ratios
                 key = f"{r['id']}{' [' + r['part'] + ']' if r.get('part') else ''}"
-                shown = "/".join(ratios.get(r["id"], []))
+                shown = "/".join(ratios.get(key, []))
                 cell = f"{r['status']} {shown}".strip()
                 table.setdefault(key, [""] * len(plan))[number - 1] = cell
     header = " | ".join(f"run {i} ({c})" for i, c in enumerate(plan, 1))
