@@ -1,0 +1,45 @@
+"""The executed notebooks reach the build's cache, or the step fails (tools/cache_executed.py)."""
+
+import nbformat
+import pytest
+from mini_chapter import MINI
+
+from tools.cache_executed import cache_executed
+from tools.chapter_format import ipynb_from_myst
+
+
+@pytest.fixture
+def book(tmp_path):
+    (tmp_path / "book").mkdir()
+    (tmp_path / "executed").mkdir()
+    chapter = tmp_path / "book" / "99_mini.md"
+    chapter.write_text(MINI, encoding="utf-8")
+    notebook = nbformat.reads(ipynb_from_myst(MINI), as_version=4)
+    for index, cell in enumerate(c for c in notebook.cells if c.cell_type == "code"):
+        cell.outputs = [nbformat.v4.new_output("stream", text=f"out {index}\n")]
+        cell.execution_count = index + 1
+        cell.metadata["execution"] = {"iopub.status.idle": "2026-11-30T00:00:00Z"}  # nbclient's
+    nbformat.write(notebook, tmp_path / "executed" / "99_mini.ipynb")
+    return tmp_path, chapter
+
+
+def test_an_executed_chapter_is_found_as_the_build_reads_it(book):
+    root, chapter = book
+    lines = cache_executed(root / "executed", root / "cache", [chapter])
+    assert lines == ["cached 99_mini (record 1)"]
+    stored = nbformat.read(root / "executed" / "99_mini.ipynb", as_version=4)
+    assert all("execution" not in c.metadata for c in stored.cells)  # the timing is dropped
+
+
+def test_a_chapter_whose_code_changed_since_the_run_is_an_error(book):
+    root, chapter = book
+    chapter.write_text(MINI.replace("width = 16", "width = 17"), encoding="utf-8")
+    with pytest.raises(RuntimeError, match="would not find the executed notebook"):
+        cache_executed(root / "executed", root / "cache", [chapter])
+
+
+def test_a_missing_executed_notebook_is_an_error(book):
+    root, chapter = book
+    (root / "executed" / "99_mini.ipynb").unlink()
+    with pytest.raises(FileNotFoundError, match="no executed notebook"):
+        cache_executed(root / "executed", root / "cache", [chapter])
