@@ -110,3 +110,18 @@ def test_parts_are_recorded_and_printed_apart(tmp_path, monkeypatch, capsys):
 def test_bad_part(bad):
     with pytest.raises(ValueError, match="part must be"):
         claim("C23", "s", part=bad)
+
+
+@pytest.mark.parametrize("bad", ["C07\n", "C07 ", "xC07"])
+def test_id_with_trailing_characters_is_refused(bad):
+    with pytest.raises(ValueError, match="look like 'C07'"):
+        claim(bad, "statement")
+
+
+def test_a_log_that_cannot_be_written_does_not_hide_the_verdict(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(CLAIMS_LOG_ENV_VAR, str(tmp_path))  # a directory, not a file
+    with pytest.raises(RuntimeError, match="could not append to BOOK_CLAIMS_LOG"):
+        with claim("C05", "still held", device="cpu"):
+            pass
+    assert "C05 held: still held" in capsys.readouterr().out
+    assert claim_records()[-1].status == "held"

@@ -70,3 +70,8 @@ def test_keyboard_interrupt_is_no_verdict(tmp_path, monkeypatch, capsys):
     with pytest.raises(KeyboardInterrupt), check_exercise("ex00-3") as check:
         raise KeyboardInterrupt
     assert check.passed is None and not log.exists() and capsys.readouterr().out == ""
+
+
+def test_label_with_a_trailing_newline_is_refused():
+    with pytest.raises(ValueError, match="ex00-1"):
+        check_exercise("ex00-1\n")

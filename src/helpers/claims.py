@@ -29,8 +29,8 @@ from .device import pick_device
 from .records import append_record
 
 CLAIMS_LOG_ENV_VAR = "BOOK_CLAIMS_LOG"
-_ID_RE = re.compile(r"^C\d{2}$")
-_PART_RE = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
+_ID_RE = re.compile(r"C\d{2}")  # fullmatch: "C07\n" is not an ID
+_PART_RE = re.compile(r"[a-z][a-z0-9-]{0,19}")
 
 
 class ClaimSkipped(Exception):
@@ -74,12 +74,12 @@ class Claim:
 
     def __init__(self, claim_id: str, statement: str, device: torch.device | str | None,
                  part: str = "") -> None:
-        if not isinstance(claim_id, str) or not _ID_RE.match(claim_id):
+        if not isinstance(claim_id, str) or not _ID_RE.fullmatch(claim_id):
             raise ValueError(f"claim id must look like 'C07' (see claims/ledger.yml), "
                              f"got {claim_id!r}")
         if not isinstance(statement, str) or not statement.strip():
             raise ValueError("a claim needs a non-empty statement of what is being checked")
-        if not isinstance(part, str) or (part and not _PART_RE.match(part)):
+        if not isinstance(part, str) or (part and not _PART_RE.fullmatch(part)):
             raise ValueError(f"part must be a short lower-case word like 'speed', got {part!r}")
         self.id, self.statement, self.part = claim_id, statement.strip(), part
         self.device = str(torch.device(device) if device is not None else pick_device())
@@ -98,8 +98,8 @@ class Claim:
             python=platform.python_version(),
             when=datetime.now(timezone.utc).isoformat(timespec="seconds"), part=self.part)
         _RECORDS.append(self.record)
+        print(self.record.line())  # first: a log that cannot be written must not hide it
         append_record(CLAIMS_LOG_ENV_VAR, asdict(self.record))
-        print(self.record.line())
 
 
 def claim(claim_id: str, statement: str, device: torch.device | str | None = None,

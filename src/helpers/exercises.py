@@ -20,7 +20,7 @@ from .records import append_record
 
 EXERCISES_LOG_ENV_VAR = "BOOK_EXERCISES_LOG"
 LABEL_PATTERN = r"ex\d{2}-\d+"  # the one home of the label format (tools import it too)
-_LABEL_RE = re.compile(rf"^{LABEL_PATTERN}$")
+_LABEL_RE = re.compile(LABEL_PATTERN)  # fullmatch: "ex00-1\n" is not a label
 
 
 @dataclass
@@ -52,7 +52,7 @@ def check_exercise(label: str) -> AbstractContextManager[ExerciseResult]:
     Prints ``Exercise ex00-1: passed`` or ``not yet: <why>`` and re-raises on failure, so the
     cell fails and a notebook runner sees it.
     """
-    if not isinstance(label, str) or not _LABEL_RE.match(label):
+    if not isinstance(label, str) or not _LABEL_RE.fullmatch(label):
         raise ValueError(f"exercise label must look like 'ex00-1', got {label!r}")
     return _checking(ExerciseResult(label))
 
@@ -69,5 +69,5 @@ def _checking(result: ExerciseResult) -> Iterator[ExerciseResult]:
         result.status, result.message = _verdict(None)
     finally:
         if result.status:  # not set for KeyboardInterrupt and friends: no verdict
-            append_record(EXERCISES_LOG_ENV_VAR, asdict(result))
             print(f"Exercise {label}: {result.message}")
+            append_record(EXERCISES_LOG_ENV_VAR, asdict(result))

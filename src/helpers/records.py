@@ -17,7 +17,12 @@ def append_record(env_var: str, record: dict) -> Path | None:
     if not target:
         return None
     path = Path(target)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, sort_keys=True) + "\n")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, sort_keys=True, allow_nan=False) + "\n")
+    except OSError as err:
+        raise RuntimeError(f"could not append to {env_var}={target!r} ({type(err).__name__}: "
+                           f"{err.strerror or err}); the result above stands, its record "
+                           f"was not written") from err
     return path
