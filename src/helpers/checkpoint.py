@@ -20,6 +20,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from .validate import require_bool
+
 FORMAT_VERSION = 1
 COMPILE_PREFIX = "_orig_mod."
 
@@ -121,6 +123,7 @@ def load_checkpoint(
     ``ValueError`` for a truncated or corrupt file, for a file that is not such a checkpoint,
     and for a checkpoint of another architecture (naming the keys that differ).
     """
+    require_bool("restore_rng", restore_rng)
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path}")

@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from .train import StepInfo
+from .validate import require_bool
 
 T = TypeVar("T")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.=-]*$")
@@ -54,7 +55,7 @@ def create_run_dir(root: str | Path, name: str, *, overwrite: bool = False) -> P
             f"run name must be letters, digits and _ . = - (no slashes), got {name!r}")
     path = Path(root) / name
     if path.exists():
-        if not overwrite:
+        if not require_bool("overwrite", overwrite):
             raise FileExistsError(
                 f"run directory {path} already exists; choose a new name or pass overwrite=True")
         shutil.rmtree(path)
@@ -111,6 +112,7 @@ def start_run(root: str | Path, name: str, config: Any, *, overwrite: bool = Fal
               tensorboard: bool = True) -> RunLogger:
     """Create the run directory, save the config (which must record its ``seed``) and
     return a :class:`RunLogger` for it."""
+    require_bool("tensorboard", tensorboard)
     if not dataclasses.is_dataclass(config) or not hasattr(config, "seed"):
         raise ValueError("config must be a dataclass with a `seed` field: record the seed")
     run_dir = create_run_dir(root, name, overwrite=overwrite)

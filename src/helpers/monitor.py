@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from .train import StepInfo
+from .validate import require_bool
 
 
 class GradNormRecorder:
@@ -21,6 +22,7 @@ class GradNormRecorder:
     def __init__(self, model: nn.Module, only_weights: bool = False) -> None:
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+        require_bool("only_weights", only_weights)
         self.params = [(name, p) for name, p in model.named_parameters()
                        if p.requires_grad and (not only_weights or name.endswith("weight"))]
         if not self.params:

@@ -14,6 +14,8 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from .validate import require_bool
+
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 MetricFn = Callable[[torch.Tensor, torch.Tensor], float]
 
@@ -99,6 +101,7 @@ def train_one_epoch(
     schedule. ``max_grad_norm`` clips the total gradient norm; the norm before clipping is
     recorded either way. ``on_step`` is called after each step with a :class:`StepInfo`.
     """
+    require_bool("progress", progress)
     clip_at = _check_clip(max_grad_norm)
     device = _model_device(model)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -176,6 +179,7 @@ def fit(
     """
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"epochs must be a positive int, got {epochs!r}")
+    require_bool("progress", progress)
     _check_clip(max_grad_norm)
     history = History()
     for epoch in tqdm(range(epochs), desc="epochs", disable=not progress):
