@@ -18,9 +18,11 @@ CLAIMS := _build/claims
 # Not under _build/: nbmake skips every path that has a "_build" folder in it.
 EXECUTED := .executed
 TIMES := _build/timings.txt
+# MathJax, require.js and the widget manager, served by the site itself (tools/vendor_assets.py)
+ASSETS := _vendor/ASSETS.json
 # Every path below is quoted: a checkout may live under "我的 书/pt book".
 
-.PHONY: help install sync book test lint unit nbmake appendix build-book html-test \
+.PHONY: help install assets sync book test lint unit nbmake appendix build-book html-test \
 	student student-check class-check grade grade-class bench stress clean
 
 help:
@@ -44,13 +46,19 @@ $(STAMP): requirements.txt pyproject.toml
 
 install: $(STAMP)
 
+$(ASSETS): tools/vendor_assets.py _config.yml $(STAMP)
+	"$(BIN)/python" -m tools.vendor_assets
+	touch "$(ASSETS)"
+
+assets: $(ASSETS)
+
 sync: $(STAMP)
 	"$(BIN)/python" -m tools.sync_notebooks
 
 # The claims appendix is made from the records the chapters write while they execute: build,
 # write the appendix from this build's records, then build again (only the appendix changes).
 # After `make test`, every chapter is in the cache already and nothing is executed here.
-book: sync
+book: sync $(ASSETS)
 	mkdir -p "$(CLAIMS)"
 	"$(BIN)/python" -m tools.claims_appendix
 	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/book.jsonl" "$(BIN)/jupyter-book" build -W --keep-going .
@@ -80,7 +88,7 @@ appendix: $(STAMP)
 	"$(BIN)/python" -m tools.claims_appendix
 
 # The test build renders from the cache that `make nbmake` filled: it must execute nothing.
-build-book: appendix
+build-book: appendix $(ASSETS)
 	mkdir -p "$(CLAIMS)"
 	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/book.jsonl" "$(BIN)/jupyter-book" build -W \
 	  --keep-going . 2>&1 | tee _build/build.log
@@ -88,8 +96,11 @@ build-book: appendix
 	  echo "the build executed a chapter that nbmake had run: the cache did not match"; exit 1
 	fi
 
+# The built HTML, then every page in Chromium with the network cut (skipped, saying why, when
+# this machine has no Chromium: .ci/run installs it).
 html-test: $(STAMP)
-	BOOK_REQUIRE_HTML=1 "$(BIN)/python" -m pytest -q tests/test_built_book.py
+	BOOK_REQUIRE_HTML=1 "$(BIN)/python" -m pytest -q -rs tests/test_built_book.py \
+	  tests/test_site_offline.py
 
 # The student edition of every chapter, executed once each, with every exercise's wrong
 # answers and solution tried in the same kernel (tests/test_student_edition_runs.py).
@@ -119,7 +130,7 @@ test: $(STAMP)
 	timed $(MAKE) --no-print-directory student-check > _build/student-check.log 2>&1 &
 	student=$$!
 	timed $(MAKE) --no-print-directory build-book
-	timed $(MAKE) --no-print-directory html-test
+	timed $(MAKE) --no-print-directory html-test 2>&1 | tee _build/html-test.log
 	status=0
 	wait $$unit || status=1
 	wait $$student || status=$$(( status + 2 ))
@@ -129,6 +140,7 @@ test: $(STAMP)
 	@echo "make test: seconds per step (install 0: it was done before); unit then class-check,"
 	@echo "student-check, and build-book then html-test ran side by side (side-by-side-wall)"
 	@sed 's/^make --no-print-directory //' "$(TIMES)" | awk '{printf "  %-18s %5d s\n", $$1, $$NF}'
+	@grep -ho "browser test skipped: .*" _build/html-test.log | head -1 | sed 's/^/make test: /' || true
 	@echo "make test: all checks passed"
 
 student: $(STAMP)

@@ -97,3 +97,14 @@ def test_remeasure_bad_arguments(kwargs):
         remeasure(lambda: 1, lambda r: True, **kwargs)
     with pytest.raises(TypeError):
         remeasure(1, lambda r: True)
+
+
+def test_importing_the_helpers_prints_nothing():
+    """torch.utils.benchmark's import logs a CUDA warning on a machine with nvcc and no GPU
+    (this one); it must not land in every chapter's first output."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", "import helpers"], capture_output=True,
+                            text=True, check=True)
+    assert result.stdout == "" and result.stderr == "", result.stderr

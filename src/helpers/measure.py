@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
 import torch
-import torch.utils.benchmark as benchmark
+
+
+def _import_benchmark():
+    """``torch.utils.benchmark`` imports ``cpp_extension``, which logs "No CUDA runtime is
+    found" on a machine that has nvcc but no GPU; nothing here compiles, so that line would
+    only clutter every chapter's first output."""
+    log = logging.getLogger("torch.utils.cpp_extension")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        import torch.utils.benchmark as module
+    finally:
+        log.setLevel(level)
+    return module
+
+
+benchmark = _import_benchmark()
 
 
 @dataclass
