@@ -117,8 +117,10 @@ class-check: $(STAMP)
 test: $(STAMP)
 	mkdir -p _build
 	mv "$(TIMES).install" "$(TIMES)" 2>/dev/null || echo "install 0" > "$(TIMES)"
+	# returns the step's own status: `set -e` does not apply inside a function called in `a && b`
 	timed() {
-	  local start=$$(date +%s); "$$@"; echo "$$* $$(( $$(date +%s) - start ))" >> "$(TIMES)"
+	  local start=$$(date +%s) rc=0; "$$@" || rc=$$?
+	  echo "$$* $$(( $$(date +%s) - start ))" >> "$(TIMES)"; return $$rc
 	}
 	timed $(MAKE) --no-print-directory lint
 	timed $(MAKE) --no-print-directory nbmake

@@ -1,6 +1,7 @@
 """Tests for tools/vendor_assets.py: pinned, hash-checked site assets (make assets)."""
 
 import base64
+import gzip
 import hashlib
 import io
 import tarfile
@@ -15,8 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def tarball(files: dict[str, bytes]) -> bytes:
+    """A .tgz of ``files``, the same bytes on every call (gzip's timestamp fixed at 0)."""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as gz, \
+            tarfile.open(fileobj=gz, mode="w") as tar:
         for name, data in files.items():
             info = tarfile.TarInfo(name)
             info.size = len(data)
