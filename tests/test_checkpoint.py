@@ -1,9 +1,13 @@
+import copy
 import os
 import random
+import re
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -143,4 +147,416 @@ def test_kill_during_save_leaves_the_previous_checkpoint(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert load_checkpoint(path, model=nn.Linear(2, 2))["step"] == 1  # the old one, intact
-    assert any(p.name.startswith(".c.pt.tmp-") for p in tmp_path.iterdir())
+    assert [p.name for p in tmp_path.glob(f".c.pt.{proc.pid}.*.tmp")]  # its temporary file
+
+
+# ---------------------------------------------- issue #19: never a silent wrong result
+
+
+def generators():
+    """Copies of the states of the global random generators."""
+    return copy.deepcopy((random.getstate(), np.random.get_state(), torch.get_rng_state()))
+
+
+def snapshot(model, opt=None, sched=None):
+    """Deep copies of everything load_checkpoint may change."""
+    return copy.deepcopy({
+        "model": model.state_dict(),
+        "optimizer": opt.state_dict() if opt is not None else None,
+        "scheduler": sched.state_dict() if sched is not None else None,
+    }) | {"rng": generators()}
+
+
+def same(a, b):
+    """Whether two nested states are equal, tensors and arrays included."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+                and a.dtype == b.dtype and torch.equal(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(a, b)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return (type(a) is type(b) and len(a) == len(b)
+                and all(same(x, y) for x, y in zip(a, b, strict=True)))
+    return a == b
+
+
+def move_generators_on():
+    """Draw from every generator, so that a restored RNG state would show."""
+    random.random(), np.random.rand(), torch.rand(1)
+
+
+def rewrite(path, change):
+    """Load a checkpoint's payload, let ``change`` edit it, and save it back (valid zip)."""
+    payload = torch.load(path, weights_only=True)
+    change(payload)
+    torch.save(payload, path)
+
+
+def corrupt(path, offset, mode):
+    """Flip or zero the 64 bytes of ``path`` from ``offset``."""
+    data = bytearray(path.read_bytes())
+    for i in range(offset, min(offset + 64, len(data))):
+        data[i] = data[i] ^ 0xFF if mode == "flip" else 0
+    path.write_bytes(bytes(data))
+
+
+def test_snapshot_and_same_see_a_change():
+    model, opt, sched = make()
+    before = snapshot(model, opt, sched)
+    assert same(snapshot(model, opt, sched), before)
+    opt.step(), sched.step(), move_generators_on()
+    after = snapshot(model, opt, sched)
+    for key in before:
+        assert not same(after[key], before[key]), key
+
+
+@pytest.mark.parametrize("mode", ["flip", "zero"])
+@pytest.mark.parametrize("where", ["weights", "header", "end"])
+def test_corrupt_bytes_are_refused(tmp_path, where, mode):
+    model, opt, sched = make()
+    path = save_checkpoint(tmp_path / "c.pt", model=model, optimizer=opt, scheduler=sched)
+    data = path.read_bytes()
+    weights = model[2].weight.detach().numpy().tobytes()  # 16 floats: 64 bytes
+    offset = {"weights": data.find(weights), "header": 0, "end": len(data) - 64}[where]
+    assert offset >= 0
+    corrupt(path, offset, mode)
+    other, other_opt, other_sched = make(1)
+    before = snapshot(other, other_opt, other_sched)
+    with pytest.raises(ValueError, match=re.escape(str(path))) as err:
+        load_checkpoint(path, model=other, optimizer=other_opt, scheduler=other_sched)
+    if where == "weights":
+        assert re.search(r"archive member '\w+/data/\d+' fails its CRC32 check", str(err.value))
+    assert same(snapshot(other, other_opt, other_sched), before)
+
+
+def test_no_corruption_anywhere_loads_a_different_result(tmp_path):
+    model, opt, _ = make()
+    good = save_checkpoint(tmp_path / "c.pt", model=model, optimizer=opt).read_bytes()
+    path, offsets, refused = tmp_path / "bad.pt", range(0, len(good), 61), 0
+    for offset in offsets:
+        path.write_bytes(good)
+        corrupt(path, offset, "flip")
+        other, other_opt, _ = make(1)
+        try:
+            load_checkpoint(path, model=other, optimizer=other_opt, restore_rng=False)
+        except ValueError:
+            refused += 1
+            continue
+        # only bytes no reader uses (zip padding) may change and still load: the same result
+        assert same(other.state_dict(), model.state_dict()), offset
+        assert same(other_opt.state_dict(), opt.state_dict()), offset
+    assert refused >= 0.95 * len(offsets)
+
+
+def test_empty_text_and_directory_are_named(tmp_path):
+    (tmp_path / "empty.pt").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"empty\.pt is empty \(0 bytes\); expected a checkpoint"):
+        load_checkpoint(tmp_path / "empty.pt", model=nn.Linear(1, 1))
+    (tmp_path / "notes.pt").write_text("epoch 3: loss 0.25\n")
+    with pytest.raises(ValueError, match=r"notes\.pt is not a complete checkpoint .*not a "
+                                         r"readable zip archive"):
+        load_checkpoint(tmp_path / "notes.pt", model=nn.Linear(1, 1))
+    (tmp_path / "dir.pt").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"dir\.pt: it is a directory, expected a file"):
+        load_checkpoint(tmp_path / "dir.pt", model=nn.Linear(1, 1))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+@pytest.mark.parametrize("where", ["cuda", "cuda:0", torch.device("cuda")])
+def test_cuda_map_location_without_cuda(tmp_path, where):
+    model = nn.Linear(2, 2)
+    path = save_checkpoint(tmp_path / "c.pt", model=model)
+    before = snapshot(model)
+    with pytest.raises(ValueError, match=r"CUDA is not available on this machine; load with "
+                                         r"map_location='cpu'"):
+        load_checkpoint(path, model=model, map_location=where)
+    assert same(snapshot(model), before)
+
+
+def test_map_location_must_be_a_device(tmp_path):
+    path = save_checkpoint(tmp_path / "c.pt", model=nn.Linear(2, 2))
+    with pytest.raises(ValueError, match=r"map_location='gpu' is not a device; expected e\.g\."):
+        load_checkpoint(path, model=nn.Linear(2, 2), map_location="gpu")
+    with pytest.raises(TypeError, match=r"map_location must be a str or torch\.device.*NoneType"):
+        load_checkpoint(path, model=nn.Linear(2, 2), map_location=None)
+
+
+def test_payload_missing_keys_and_wrong_types_are_named(tmp_path):
+    torch.save({"format": 1, "step": 0}, tmp_path / "c.pt")
+    with pytest.raises(ValueError, match=re.escape(
+            "lacks the keys ['model', 'optimizer', 'scheduler', 'epoch', 'rng', 'extra']")):
+        load_checkpoint(tmp_path / "c.pt", model=nn.Linear(2, 2))
+    path = save_checkpoint(tmp_path / "c.pt", model=nn.Linear(2, 2))
+    rewrite(path, lambda p: p.update(step="3"))
+    with pytest.raises(ValueError, match=r"step must be a non-negative int, got '3'"):
+        load_checkpoint(path, model=nn.Linear(2, 2))
+    rewrite(path, lambda p: p.update(step=3, model=[1]))
+    with pytest.raises(ValueError, match=r"'model' is a list, expected dict"):
+        load_checkpoint(path, model=nn.Linear(2, 2))
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"model": None}, TypeError, "model must be an nn.Module, got NoneType"),
+    ({"optimizer": "adam"}, TypeError, "optimizer must be a torch.optim.Optimizer or None, "
+                                       "got str"),
+    ({"scheduler": 0.1}, TypeError, "scheduler must be a learning-rate scheduler"),
+    ({"path": None}, TypeError, "path must be a str or pathlib.Path, got NoneType"),
+    ({"path": 3}, TypeError, "path must be a str or pathlib.Path, got int"),
+    ({"path": ""}, ValueError, "path must name a checkpoint file, got an empty string"),
+])
+def test_bad_arguments_of_load_and_save(tmp_path, kwargs, error, message):
+    model = nn.Linear(2, 2)
+    path = save_checkpoint(tmp_path / "c.pt", model=model, step=1)
+    saved, before = path.read_bytes(), snapshot(model)
+    args = {"path": path, "model": model, **kwargs}
+    with pytest.raises(error, match=re.escape(message)):
+        load_checkpoint(args["path"], **{k: v for k, v in args.items() if k != "path"})
+    with pytest.raises(error, match=re.escape(message)):
+        save_checkpoint(args["path"], step=2, **{k: v for k, v in args.items() if k != "path"})
+    assert same(snapshot(model), before) and path.read_bytes() == saved
+
+
+def test_extra_must_be_a_dict(tmp_path):
+    with pytest.raises(TypeError, match=r"extra must be a dict or None, got list"):
+        save_checkpoint(tmp_path / "c.pt", model=nn.Linear(2, 2), extra=[1])
+    assert not (tmp_path / "c.pt").exists()
+
+
+def other_architecture(path):
+    model, _, _ = make()
+    save_checkpoint(path, model=model)
+    wider = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+    return (wider, None, None), "different architecture"
+
+
+def other_parameters(path):
+    model, opt, _ = make()
+    save_checkpoint(path, model=model, optimizer=opt)
+    other = make(1)[0]
+    return ((other, torch.optim.AdamW(other[0].parameters(), lr=0.1), None),
+            r"group 0 holds 4 parameters, the AdamW's holds 2")
+
+
+def sgd_into_adam(path):
+    model, _, _ = make()
+    sgd = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(torch.randn(3, 4)).sum().backward()
+    sgd.step()
+    save_checkpoint(path, model=model, optimizer=sgd)
+    other = make(1)[0]
+    return ((other, torch.optim.Adam(other.parameters()), None),
+            r"another kind of optimizer: parameter group 0 has hyperparameters \['dampening', "
+            r"'momentum', 'nesterov'\] that Adam lacks, and lacks \['amsgrad', 'betas', ")
+
+
+def state_of_another_shape(path):
+    model, opt, _ = make()
+    save_checkpoint(path, model=model, optimizer=opt)
+    rewrite(path, lambda p: p["optimizer"]["state"][0].update(exp_avg=torch.zeros(3, 3)))
+    other, other_opt, _ = make(1)
+    return ((other, other_opt, None),
+            r"optimizer state 'exp_avg' of parameter 0 has shape \(3, 3\), the parameter has "
+            r"shape \(8, 4\)")
+
+
+def another_scheduler(path):
+    model, opt, sched = make()
+    save_checkpoint(path, model=model, optimizer=opt, scheduler=sched)
+    other, other_opt, _ = make(1)
+    exponential = torch.optim.lr_scheduler.ExponentialLR(other_opt, gamma=0.9)
+    return (other, other_opt, exponential), r"another kind of scheduler: it has \['step_size'\]"
+
+
+def bad_torch_rng(path):
+    model, opt, sched = make()
+    save_checkpoint(path, model=model, optimizer=opt, scheduler=sched)
+    rewrite(path, lambda p: p["rng"].update(torch=torch.zeros(5, dtype=torch.uint8)))
+    return make(1), r"RNG state 'torch' is not a valid torch generator state"
+
+
+def bad_numpy_rng(path):
+    model, opt, sched = make()
+    save_checkpoint(path, model=model, optimizer=opt, scheduler=sched)
+    rewrite(path, lambda p: p["rng"].update(numpy=("MT19937", torch.zeros(3, dtype=torch.int64),
+                                                   0, 0, 0.0)))
+    return make(1), r"RNG state 'numpy' is not a valid numpy generator state"
+
+
+@pytest.mark.parametrize("case", [other_architecture, other_parameters, sgd_into_adam,
+                                  state_of_another_shape, another_scheduler, bad_torch_rng,
+                                  bad_numpy_rng], ids=lambda f: f.__name__)
+def test_a_failed_load_changes_nothing(tmp_path, case):
+    path = tmp_path / "c.pt"
+    (model, opt, sched), message = case(path)
+    move_generators_on()
+    before = snapshot(model, opt, sched)
+    with pytest.raises(ValueError, match=message):
+        load_checkpoint(path, model=model, optimizer=opt, scheduler=sched)
+    assert same(snapshot(model, opt, sched), before)
+
+
+@pytest.mark.parametrize("failing", ["scheduler", "numpy rng"])
+def test_a_failure_while_applying_restores_everything(tmp_path, monkeypatch, failing):
+    model, opt, sched = make(0)
+    path = save_checkpoint(tmp_path / "c.pt", model=model, optimizer=opt, scheduler=sched)
+    move_generators_on()
+    other, other_opt, other_sched = make(1)
+    before = snapshot(other, other_opt, other_sched)
+    calls = []
+
+    def fails_once(real):  # applies, then raises: a failure after a change, on the first call
+        def wrapper(*args, **kwargs):
+            result = real(*args, **kwargs)
+            calls.append(args)
+            if len(calls) == 1:
+                raise RuntimeError("disk on fire")
+            return result
+        return wrapper
+
+    if failing == "scheduler":
+        step_lr = torch.optim.lr_scheduler.StepLR
+        monkeypatch.setattr(step_lr, "load_state_dict", fails_once(step_lr.load_state_dict))
+    else:
+        monkeypatch.setattr(np.random, "set_state", fails_once(np.random.set_state))
+    with pytest.raises(RuntimeError, match="disk on fire") as err:
+        load_checkpoint(path, model=other, optimizer=other_opt, scheduler=other_sched)
+    assert same(snapshot(other, other_opt, other_sched), before)
+    if sys.version_info >= (3, 11):
+        assert any("were restored as they were" in n for n in err.value.__notes__)
+
+
+def test_set_rng_state_refuses_before_setting_anything():
+    state = rng_state()
+    move_generators_on()
+    before = generators()
+    with pytest.raises(ValueError, match="RNG state 'torch' is not a valid torch generator"):
+        set_rng_state({**state, "torch": torch.zeros(5, dtype=torch.uint8)})
+    with pytest.raises(ValueError, match="RNG state 'cuda' must be a list of uint8 tensors"):
+        set_rng_state({**state, "cuda": "none"})
+    assert same(generators(), before)
+    with pytest.raises(TypeError, match="state must be a dict returned by rng_state"):
+        set_rng_state(None)
+
+
+class Config:  # a custom object: weights_only refuses its class
+    lr = 0.1
+
+
+@pytest.mark.parametrize("extra, where, kind", [
+    ({"config": Config()}, "extra['config']", "Config"),
+    ({"mean": np.zeros(3)}, "extra['mean']", "ndarray"),
+    ({"best": np.float64(0.9)}, "extra['best']", "float64"),
+    ({"cfg": {"lr": 0.1, "schedule": [1, lambda e: e]}}, "extra['cfg']['schedule'][1]",
+     "function"),
+])
+def test_extra_that_would_not_load_back_is_refused(tmp_path, extra, where, kind):
+    path = save_checkpoint(tmp_path / "c.pt", model=nn.Linear(2, 2), step=1)
+    saved = path.read_bytes()
+    with pytest.raises(ValueError, match=re.escape(
+            f"{where} is a {kind}, which a weights-only checkpoint cannot hold")):
+        save_checkpoint(path, model=nn.Linear(2, 2), step=2, extra=extra)
+    assert path.read_bytes() == saved and [p.name for p in tmp_path.iterdir()] == ["c.pt"]
+
+
+def test_extra_of_plain_types_and_tensors_round_trips(tmp_path):
+    extra = {"config": {"lr": 0.1, "layers": [4, 8], "name": "mlp", "flags": (True, None)},
+             "tags": {"a", "b"}, "mean": torch.ones(3)}  # torch's rule: a set loads back
+    path = save_checkpoint(tmp_path / "c.pt", model=nn.Linear(2, 2), extra=extra)
+    assert same(load_checkpoint(path, model=nn.Linear(2, 2))["extra"], extra)
+
+
+posix_only = pytest.mark.skipif(os.name != "posix", reason="links, modes and PIDs of POSIX")
+
+
+@posix_only
+def test_a_link_planted_at_the_old_temporary_name_is_not_followed(tmp_path):
+    victim = tmp_path / "victim.txt"  # a file of the attacker's choosing
+    victim.write_text("not yours\n")
+    run = tmp_path / "run"
+    run.mkdir()
+    link = run / f".c.pt.tmp-{os.getpid()}"  # the name older versions wrote to
+    link.symlink_to(victim)
+    path = save_checkpoint(run / "c.pt", model=nn.Linear(2, 2), step=1)
+    assert victim.read_text() == "not yours\n"
+    assert path.is_file() and not path.is_symlink() and link.is_symlink()
+    assert load_checkpoint(path, model=nn.Linear(2, 2))["step"] == 1
+
+
+def test_concurrent_saves_from_threads_all_succeed(tmp_path):
+    path, barrier, errors = tmp_path / "c.pt", threading.Barrier(10), []
+
+    def save(step):
+        model = nn.Linear(64, 64)
+        barrier.wait()
+        try:
+            save_checkpoint(path, model=model, step=step)
+        except Exception as err:  # collected: an exception in a thread would not fail the test
+            errors.append(err)
+
+    threads = [threading.Thread(target=save, args=(step,)) for step in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert load_checkpoint(path, model=nn.Linear(64, 64))["step"] in range(10)
+    assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]  # no temporary file left
+
+
+@posix_only
+def test_a_save_killed_midway_is_cleaned_up_by_the_next(tmp_path):
+    path = tmp_path / "c.pt"
+    save_checkpoint(path, model=nn.Linear(2, 2), step=1)
+    child = textwrap.dedent(f"""
+        import io, os, signal, torch
+        from torch import nn
+        from helpers import save_checkpoint
+
+        real_save = torch.save
+
+        def dying_save(obj, f, *args, **kwargs):  # writes part of the file, then is killed
+            if isinstance(f, io.BytesIO):
+                return real_save(obj, f, *args, **kwargs)
+            f.write(b"PK\\x03\\x04 half a checkpoint")
+            f.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        torch.save = dying_save
+        save_checkpoint({str(path)!r}, model=nn.Linear(64, 64), step=2)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", child])
+    assert proc.wait(timeout=120) == -signal.SIGKILL
+    stale = list(tmp_path.glob(f".c.pt.{proc.pid}.*.tmp"))
+    assert len(stale) == 1 and stale[0].read_bytes().startswith(b"PK")
+    assert load_checkpoint(path, model=nn.Linear(2, 2))["step"] == 1  # the old one, intact
+    old_style = tmp_path / f".c.pt.tmp-{proc.pid}"
+    old_style.write_bytes(b"left by an older version")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not yours\n")
+    keep = [tmp_path / f".c.pt.{os.getpid()}.abc123_x.tmp",  # a save in progress (alive)
+            tmp_path / f".c.pt.{proc.pid}.link0000.tmp",  # a link, never followed
+            tmp_path / f".d.pt.{proc.pid}.abc123_x.tmp"]  # another checkpoint's file
+    keep[0].write_bytes(b"in progress")
+    keep[1].symlink_to(victim)
+    keep[2].write_bytes(b"not ours")
+    save_checkpoint(path, model=nn.Linear(2, 2), step=3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["c.pt", "victim.txt"] + [p.name for p in keep])
+    assert victim.read_text() == "not yours\n"
+    assert load_checkpoint(path, model=nn.Linear(2, 2))["step"] == 3
+
+
+@posix_only
+def test_permissions_are_kept_and_new_files_follow_the_umask(tmp_path):
+    path = tmp_path / "c.pt"
+    umask = os.umask(0o027)
+    try:
+        save_checkpoint(path, model=nn.Linear(2, 2))
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640  # like open(): 0o666 & ~umask
+    path.chmod(0o600)
+    save_checkpoint(path, model=nn.Linear(2, 2), step=1)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600

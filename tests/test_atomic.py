@@ -1,0 +1,41 @@
+"""Tests for helpers.atomic (the crash-safe write behind save_checkpoint)."""
+
+import os
+
+import pytest
+
+from helpers.atomic import remove_stale_temps, write_atomically
+
+
+def test_a_failing_write_leaves_the_old_file_and_no_temporary(tmp_path):
+    target = tmp_path / "f.bin"
+    target.write_bytes(b"old")
+
+    def write(f):
+        f.write(b"half")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        write_atomically(target, write)
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.bin"]
+
+
+def test_write_replaces_and_keeps_the_mode(tmp_path):
+    target = tmp_path / "f.bin"
+    target.write_bytes(b"old")
+    os.chmod(target, 0o600)
+    write_atomically(target, lambda f: f.write(b"new"))
+    assert target.read_bytes() == b"new"
+    assert os.stat(target).st_mode & 0o777 == 0o600
+
+
+def test_only_dead_writers_temporaries_are_removed(tmp_path):
+    target = tmp_path / "f.bin"
+    dead, alive = 2**22 + 12345, os.getpid()  # above Linux's pid_max default: never alive
+    (tmp_path / f".f.bin.{dead}.abc123.tmp").write_bytes(b"")
+    (tmp_path / f".f.bin.{alive}.def456.tmp").write_bytes(b"")
+    (tmp_path / ".other.bin.1.xyz.tmp").write_bytes(b"")
+    assert remove_stale_temps(target) == [f".f.bin.{dead}.abc123.tmp"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        f".f.bin.{alive}.def456.tmp", ".other.bin.1.xyz.tmp"]
