@@ -1,6 +1,10 @@
+import builtins
+import io
 import json
+import os
 
 import pytest
+import torch
 
 from helpers import claim, claim_records
 from helpers.claims import CLAIMS_LOG_ENV_VAR
@@ -125,3 +129,52 @@ def test_a_log_that_cannot_be_written_does_not_hide_the_verdict(tmp_path, monkey
             pass
     assert "C05 held: still held" in capsys.readouterr().out
     assert claim_records()[-1].status == "held"
+
+
+@pytest.mark.parametrize("bad, error, message", [
+    (5, TypeError, "device must be a torch.device or a string"),  # before: [device=cuda:5]
+    (0, TypeError, "device must be a torch.device or a string"),
+    ("cuda:7", ValueError, r"device 'cuda:7' is not available: only 2 CUDA device\(s\)"),
+    ("gpu", ValueError, "device 'gpu' is not a device name"),
+])
+def test_device_must_be_one_this_machine_has(monkeypatch, bad, error, message):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a machine with 2 GPUs
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    with pytest.raises(error, match=message):
+        claim("C01", "statement", device=bad)
+    assert claim("C01", "statement", device="cuda:1") is not None  # one it has: accepted
+
+
+def test_cuda_on_a_machine_without_cuda_is_refused(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for bad in ("cuda", torch.device("cuda", 0)):
+        with pytest.raises(ValueError, match="no usable CUDA device"):
+            claim("C01", "statement", device=bad)
+
+
+def test_no_file_is_opened_for_writing_without_the_variable(monkeypatch, capsys):
+    """Not in the working directory, not in HOME, not anywhere: every way of opening a file
+    for writing is watched while the claim is checked."""
+    monkeypatch.delenv(CLAIMS_LOG_ENV_VAR, raising=False)
+    writes = []
+    real_io_open, real_os_open = io.open, os.open
+
+    def watched_open(file, mode="r", *args, **kwargs):
+        if any(c in mode for c in "wax+"):
+            writes.append(file)
+        return real_io_open(file, mode, *args, **kwargs)
+
+    def watched_os_open(path, flags, *args, **kwargs):
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND):
+            writes.append(path)
+        return real_os_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(io, "open", watched_open)
+    monkeypatch.setattr(builtins, "open", watched_open)
+    monkeypatch.setattr(os, "open", watched_os_open)
+    with claim("C07", "quiet", device="cpu"):
+        pass
+    with claim("C08", "quiet too", device="cpu") as c:
+        c.skip("not here")
+    assert writes == []
+    assert "C07 held" in capsys.readouterr().out

@@ -31,6 +31,13 @@ def test_bad_fraction(bad):
         digits_split(bad)
 
 
+@pytest.mark.parametrize("fraction, sizes", [(0.0002, "1797 for training and 0 for validation"),
+                                             (0.9998, "0 for training and 1797 for validation")])
+def test_a_fraction_that_empties_a_split_is_refused(fraction, sizes):
+    with pytest.raises(ValueError, match=f"{sizes}; each split needs at least one sample"):
+        digits_split(fraction)
+
+
 def test_bad_types():
     with pytest.raises(TypeError, match="val_fraction"):
         digits_split("0.2")
@@ -99,3 +106,12 @@ def test_pad_collate_bad_batches():
         pad_collate([(torch.ones(2, 3), 0), (torch.ones(2, 4), 1)])
     with pytest.raises(TypeError, match="pairs"):
         pad_collate([torch.ones(2, 3)])
+
+
+def test_pad_collate_refuses_sequences_of_different_dtypes():
+    batch = [(torch.tensor([[1], [2]]), 0), (torch.tensor([[0.7]]), 1)]  # int64, then float32
+    with pytest.raises(TypeError, match=r"different dtypes in one batch \(torch.float32, "
+                                        r"torch.int64\)"):
+        pad_collate(batch)
+    padded, _, _ = pad_collate([(s.float(), label) for s, label in batch])  # the fix it names
+    assert padded[1, 0, 0].item() == pytest.approx(0.7)

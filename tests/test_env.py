@@ -134,3 +134,31 @@ def test_last_verified_line():
     assert f"torch {torch.__version__}" in line and "Python 3." in line
     with pytest.raises(RuntimeError):
         last_verified("not-a-device")
+
+
+NVIDIA_SMI_TWO_GPUS = """\
+if [ "$1" = "--query-gpu=driver_version" ] && [ "$2" = "--format=csv,noheader" ]; then
+  printf '570.124.06\\n570.124.06\\n'
+else
+  echo "unexpected arguments: $*" >&2; exit 2
+fi"""
+
+
+def test_read_cuda_facts_on_a_cuda_machine(tmp_path, monkeypatch):
+    """Each fact comes from its own source: the build, the runtime check, and the first line
+    of nvidia-smi's CSV answer (one line per GPU)."""
+    monkeypatch.setenv("PATH", _fake_nvidia_smi(tmp_path, NVIDIA_SMI_TWO_GPUS))
+    monkeypatch.setattr(torch.version, "cuda", "12.8")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    facts = read_cuda_facts()
+    assert facts == {"cuda_build": "12.8", "is_available": True, "driver_version": "570.124.06"}
+    assert diagnose_cuda(**facts).case == "cuda-ready"
+
+
+def test_read_cuda_facts_on_a_cpu_wheel_without_a_driver(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi
+    monkeypatch.setattr(torch.version, "cuda", None)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    facts = read_cuda_facts()
+    assert facts == {"cuda_build": None, "is_available": False, "driver_version": None}
+    assert diagnose_cuda(**facts).case == "cpu-wheel"

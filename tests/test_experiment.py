@@ -1,5 +1,8 @@
 import json
-from dataclasses import dataclass
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Optional
 
 import pytest
 
@@ -109,3 +112,58 @@ def test_logger_without_tensorboard_and_bad_calls(tmp_path):
 def test_start_run_requires_a_seed(tmp_path):
     with pytest.raises(ValueError, match="record the seed"):
         start_run(tmp_path, "x", NoSeed())
+
+
+def test_metrics_are_readable_while_the_logger_is_open(tmp_path):
+    run = create_run_dir(tmp_path, "live")
+    with RunLogger(run, tensorboard=False) as logger:
+        logger.log(0, loss=1.0)
+        assert read_metrics(run) == [{"step": 0, "loss": 1.0}]  # before: [] until close
+        logger.log(1, loss=0.5)
+        assert [r["step"] for r in read_metrics(run)] == [0, 1]
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_save_config_refuses_non_finite_floats(tmp_path, bad):
+    path = tmp_path / "c.json"
+    with pytest.raises(ValueError, match=f"config field 'lr' is {bad}: JSON has no NaN"):
+        save_config(Config(lr=bad), path)  # before: wrote NaN, which is not JSON
+    assert not path.exists()
+
+
+@dataclass
+class Rich:
+    lr: float = 0.1
+    epochs: int = 3
+    name: str = "run"
+    amp: bool = False
+    note: str | None = None
+    widths: list[int] = field(default_factory=lambda: [64, 32])
+    decay: Optional[float] = None  # noqa: UP045 (both spellings are checked)
+
+
+@pytest.mark.parametrize("field_name, value, expected", [
+    ("lr", "fast", "float"), ("lr", True, "float"), ("epochs", 3.5, "int"),
+    ("epochs", True, "int"), ("name", 3, "str"), ("amp", 1, "bool"),
+    ("note", 3, "str | None"), ("widths", [64, "x"], "list[int]"), ("widths", 64, "list[int]"),
+    ("decay", "none", "Optional[float]"),
+])
+def test_load_config_checks_each_field_type(tmp_path, field_name, value, expected):
+    path = save_config(Rich(), tmp_path / "c.json")
+    data = json.loads(path.read_text())
+    data[field_name] = value
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=re.escape(
+            f"field {field_name!r} of Rich is {value!r}, expected {expected}")):
+        load_config(Rich, path)
+
+
+def test_load_config_accepts_what_the_types_allow(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"lr": 1, "epochs": 2, "name": "x", "amp": True, "note": None,
+                                "widths": [], "decay": 0.5}))
+    assert load_config(Rich, path) == Rich(lr=1, epochs=2, name="x", amp=True, widths=[],
+                                           decay=0.5)
+    path.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="expected a JSON object"):
+        load_config(Rich, path)

@@ -85,3 +85,54 @@ def test_bad_arguments(tmp_path):
         export_onnx(lambda x: x, torch.ones(1), tmp_path / "a.onnx")
     with pytest.raises(TypeError, match="batch dimension"):
         export_onnx(Flat(), torch.tensor(1.0), tmp_path / "a.onnx")
+
+
+class WithNorm(Flat):
+    def __init__(self):
+        super().__init__()
+        self.norm, self.dropout = nn.BatchNorm1d(12), nn.Dropout(0.5)
+
+    def forward(self, images):
+        return self.linear(self.dropout(self.norm(images.flatten(1))))
+
+
+def test_export_is_in_eval_mode_and_leaves_the_running_statistics_alone(tmp_path):
+    model = WithNorm().train()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    path = export_onnx(model, torch.randn(4, 3, 2, 2) * 5 + 3, tmp_path / "n.onnx")
+    assert not model.training
+    for key, value in model.state_dict().items():  # a train-mode forward would update them
+        assert torch.equal(value, before[key]), key
+    x = torch.randn(8, 3, 2, 2) * 5 + 3
+    session = onnx_session(path)
+    (got,) = session.run(None, {session.get_inputs()[0].name: x.numpy()})
+    with torch.no_grad():
+        expected = model(x)  # dropout off, BatchNorm on its running statistics
+    assert torch.allclose(torch.from_numpy(got), expected, atol=1e-4)
+
+
+def test_an_example_the_model_cannot_take_fails_before_export(tmp_path):
+    # before: a file was written for an int64 example into a float model; onnxruntime failed
+    # only when it was used
+    with pytest.raises(ValueError, match=r"fails on the example \(shape \(4, 3, 2, 2\), dtype "
+                                         r"torch.int64\) in eager mode"):
+        export_onnx(Flat(), torch.ones(4, 3, 2, 2, dtype=torch.int64), tmp_path / "i.onnx")
+    assert not (tmp_path / "i.onnx").exists()
+
+
+def test_verify_refuses_no_inputs(exported):
+    model, path = exported
+    with pytest.raises(ValueError, match="inputs is empty"):
+        verify_onnx(path, model, [])  # before: [], which ship() counted as verified
+
+
+def test_verify_refuses_outputs_of_different_shapes(exported):
+    _, path = exported  # outputs (N, 3)
+
+    class OneOutput(Flat):
+        def forward(self, images):
+            return self.linear(images.flatten(1))[:, :1]  # (N, 1): broadcast, it "erred" 1.6
+
+    with pytest.raises(ValueError, match=r"ONNX output has shape \(2, 3\) but the model's has "
+                                         r"shape \(2, 1\)"):
+        verify_onnx(path, OneOutput(), [torch.randn(2, 3, 2, 2)])

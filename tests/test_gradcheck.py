@@ -94,3 +94,23 @@ def test_non_tensor_and_missing_inputs():
 def test_bad_step(h):
     with pytest.raises(ValueError, match="positive finite"):
         numerical_grad(lambda x: x.sum(), torch.ones(2), h=h)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.float16, torch.bfloat16])
+def test_a_dtype_too_coarse_for_differences_is_refused(dtype):
+    # before: d(x²)/dx at 3 came out as 2,500,000 (int64) or 0 (float16)
+    with pytest.raises(TypeError, match=rf"dtype is {dtype}; .*float64 is recommended"):
+        numerical_grad(lambda x: x**2, torch.tensor(3.0), dtype=dtype)
+
+
+def test_dtype_none_with_half_precision_inputs_is_refused():
+    x = torch.tensor(3.0, dtype=torch.float16)
+    with pytest.raises(TypeError, match=r"input 0's dtype .* is torch.float16"):
+        numerical_grad(lambda t: t**2, x, dtype=None)
+    (g,) = numerical_grad(lambda t: t**2, x)  # the default copies it to float64: fine
+    assert g.item() == pytest.approx(6.0, abs=1e-6)
+
+
+def test_dtype_must_be_a_torch_dtype():
+    with pytest.raises(TypeError, match="dtype must be a torch.dtype"):
+        numerical_grad(lambda x: x.sum(), torch.ones(2), dtype="float64")

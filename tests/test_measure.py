@@ -108,3 +108,37 @@ def test_importing_the_helpers_prints_nothing():
     result = subprocess.run([sys.executable, "-c", "import helpers"], capture_output=True,
                             text=True, check=True)
     assert result.stdout == "" and result.stderr == "", result.stderr
+
+
+class ScriptedTimer:
+    """Stands in for ``benchmark.Timer``: its blocks took 1, 2 and 10 ms (median 2 ms, min 1,
+    mean 4.3), and it notes how many calls ran before the measurement started."""
+
+    calls_before_timing: list[int] = []
+
+    def __init__(self, stmt, globals, num_threads):
+        self.fn = globals["fn"]
+
+    def blocked_autorange(self, min_run_time):
+        from helpers.measure import benchmark as real
+
+        ScriptedTimer.calls_before_timing.append(len(CALLS))
+        for _ in range(3):
+            self.fn()
+        return real.Measurement(number_per_run=1, raw_times=[0.001, 0.002, 0.010],
+                                task_spec=real.TaskSpec("fn()", "pass"))
+
+
+CALLS: list[int] = []
+
+
+@pytest.mark.parametrize("warmup", [0, 1, 3])
+def test_median_time_is_the_median_of_the_blocks_after_exactly_warmup_calls(monkeypatch, warmup):
+    from helpers import measure
+
+    monkeypatch.setattr(measure.benchmark, "Timer", ScriptedTimer)
+    CALLS.clear()
+    ScriptedTimer.calls_before_timing.clear()
+    seconds = median_time(lambda: CALLS.append(1), min_run_time=0.05, warmup=warmup)
+    assert seconds == 0.002  # not the min (0.001), not the mean, no warm-up time mixed in
+    assert ScriptedTimer.calls_before_timing == [warmup] and len(CALLS) == warmup + 3

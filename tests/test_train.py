@@ -115,3 +115,87 @@ def test_bad_arguments():
         train_one_epoch(model, [torch.randn(4, 5)], ce, opt)
     with pytest.raises(ValueError, match="no parameters"):
         train_one_epoch(nn.ReLU(), loader, ce, opt)
+
+
+def test_accuracy_refuses_non_finite_logits():
+    targets = torch.tensor([0, 0, 1])
+    with pytest.raises(ValueError, match="not finite .* in 3 of 3 rows"):
+        accuracy(torch.full((3, 2), math.nan), targets)  # argmax of NaNs is 0: it scored 2/3
+    with pytest.raises(ValueError, match="not finite .* in 1 of 3 rows"):
+        accuracy(torch.tensor([[1.0, 0.0], [0.0, 1.0], [math.inf, 0.0]]), targets)
+
+
+def nan_in_second_batch_loader():
+    data = make_data(32)
+    data.tensors[0][20] = math.nan  # sample 20: the second batch of 16
+    return DataLoader(data, batch_size=16)
+
+
+def test_fit_can_stop_at_the_first_non_finite_loss():
+    model = make_model()
+    with pytest.warns(RuntimeWarning, match=r"loss is nan at epoch \d, step \d;") as caught:
+        history = fit(model, nan_in_second_batch_loader(), None, nn.functional.cross_entropy,
+                      torch.optim.SGD(model.parameters(), lr=0.1), epochs=2, progress=False)
+    assert [str(w.message).split(";")[0] for w in caught] == [  # once per epoch, not per step
+        "the training loss is nan at epoch 0, step 1", "the training loss is nan at epoch 1, step 2"]
+    assert math.isnan(history.step_loss[1])  # the default trains on (chapter 05 plots it)
+    assert not all(torch.isfinite(p).all() for p in model.parameters())
+
+    model = make_model()
+    with pytest.raises(FloatingPointError, match=r"loss nan at epoch 0, step 1 "):
+        fit(model, nan_in_second_batch_loader(), None, nn.functional.cross_entropy,
+            torch.optim.SGD(model.parameters(), lr=0.1), epochs=2, progress=False,
+            stop_on_nonfinite=True)
+    assert all(torch.isfinite(p).all() for p in model.parameters())  # stopped before backward
+    with pytest.raises(TypeError, match="stop_on_nonfinite must be True or False"):
+        train_one_epoch(model, nan_in_second_batch_loader(), nn.functional.cross_entropy,
+                        torch.optim.SGD(model.parameters(), lr=0.1), stop_on_nonfinite="yes")
+
+
+def test_an_optimizer_of_another_model_is_refused():
+    model, other = make_model(0), make_model(1)
+    before = [p.clone() for p in model.parameters()]
+    stray = torch.optim.SGD(other.parameters(), lr=0.1)
+    loader = DataLoader(make_data(), 16)
+    with pytest.raises(ValueError, match="none of the model's parameters"):
+        fit(model, loader, None, nn.functional.cross_entropy, stray, epochs=1, progress=False)
+    with pytest.raises(ValueError, match="none of the model's parameters"):
+        train_one_epoch(model, loader, nn.functional.cross_entropy, stray)
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+    # an optimizer over part of the model (a frozen body, a trained head) is fine
+    train_one_epoch(model, loader, nn.functional.cross_entropy,
+                    torch.optim.SGD(model[-1].parameters(), lr=0.1))
+    assert torch.equal(before[0], model[0].weight) and not torch.equal(before[-1], model[-1].bias)
+
+
+def test_evaluate_builds_no_graph_in_the_model_or_the_loss():
+    model = make_model()
+    seen = []
+    model[0].register_forward_hook(lambda module, args, out: seen.append(out.requires_grad))
+
+    def loss_fn(outputs, targets):
+        seen.append(outputs.requires_grad)
+        loss = nn.functional.cross_entropy(outputs, targets)
+        seen.append(loss.grad_fn is not None)
+        return loss
+
+    evaluate(model, DataLoader(make_data(), 32), loss_fn)
+    assert len(seen) == 3 * 3 and not any(seen)
+
+
+def test_epoch_loss_is_the_mean_per_sample_not_per_batch():
+    data = make_data(5)
+    data.tensors[1][4] = 1 - data.tensors[1][4]  # the lone last sample: a different loss
+    loader = DataLoader(data, batch_size=4)  # batches of 4 and 1
+    model = make_model()
+    with torch.no_grad():
+        per_sample = nn.functional.cross_entropy(model(data.tensors[0]), data.tensors[1],
+                                                 reduction="none")
+    weighted = per_sample.mean().item()
+    per_batch = (per_sample[:4].mean().item() + per_sample[4].item()) / 2
+    assert abs(weighted - per_batch) > 0.05  # the data tells the two apart
+    frozen = torch.optim.SGD(model.parameters(), lr=0.0)  # the model does not change
+    train_loss = train_one_epoch(model, loader, nn.functional.cross_entropy, frozen)
+    assert train_loss == pytest.approx(weighted, rel=1e-6)
+    assert evaluate(model, loader, nn.functional.cross_entropy)["loss"] == pytest.approx(
+        weighted, rel=1e-6)

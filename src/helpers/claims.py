@@ -27,6 +27,7 @@ import torch
 
 from .device import pick_device
 from .records import append_record
+from .validate import require_device
 
 CLAIMS_LOG_ENV_VAR = "BOOK_CLAIMS_LOG"
 _ID_RE = re.compile(r"C\d{2}")  # fullmatch: "C07\n" is not an ID
@@ -82,7 +83,8 @@ class Claim:
         if not isinstance(part, str) or (part and not _PART_RE.fullmatch(part)):
             raise ValueError(f"part must be a short lower-case word like 'speed', got {part!r}")
         self.id, self.statement, self.part = claim_id, statement.strip(), part
-        self.device = str(torch.device(device) if device is not None else pick_device())
+        self.device = str(require_device("device", device) if device is not None
+                          else pick_device())
         self.record: ClaimRecord | None = None
 
     def skip(self, reason: str) -> None:
@@ -108,7 +110,9 @@ def claim(claim_id: str, statement: str, device: torch.device | str | None = Non
 
     Prints one line (ID, held / failed / skipped with the reason, device, torch version) and
     appends it to the file named by ``BOOK_CLAIMS_LOG`` when that is set. A failed claim
-    re-raises, so the notebook run fails.
+    re-raises, so the notebook run fails. ``device`` (default: :func:`helpers.pick_device`)
+    must be a ``torch.device`` or a name such as ``"cuda:0"`` that this machine has: an int,
+    or a GPU that is not here, raises instead of being printed as the claim's device.
     """
     return _checking(Claim(claim_id, statement, device, part))
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch.utils.data import TensorDataset
 
+from .validate import require_int
+
 
 def digits_split(
     val_fraction: float = 0.2, seed: int = 0
@@ -28,6 +30,11 @@ def digits_split(
     y = torch.tensor(labels, dtype=torch.int64)
     order = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
     n_val = round(len(x) * val_fraction)
+    if n_val < 1 or n_val > len(x) - 1:
+        raise ValueError(
+            f"val_fraction={val_fraction} splits the {len(x)} samples into {len(x) - n_val} "
+            f"for training and {n_val} for validation; each split needs at least one sample "
+            f"(use a fraction between {1 / len(x):.5f} and {1 - 1 / len(x):.5f})")
     val_idx, train_idx = order[:n_val], order[n_val:]
     return TensorDataset(x[train_idx], y[train_idx]), TensorDataset(x[val_idx], y[val_idx])
 
@@ -78,6 +85,7 @@ class SequenceDataset(torch.utils.data.Dataset):
         _check_count("min_len", min_len)
         _check_count("features", features)
         _check_count("max_len", max_len)
+        require_int("seed", seed)
         if max_len < min_len:
             raise ValueError(f"max_len ({max_len}) must be at least min_len ({min_len})")
         gen = torch.Generator().manual_seed(seed)
@@ -100,20 +108,49 @@ def pad_collate(
 
     Returns ``(padded, lengths, labels)``: ``padded`` is ``(batch, longest, features)`` with
     zeros after each sequence's end, ``lengths`` the true lengths. Chapter 02 writes it out.
+    Sequences of different dtypes are refused: padding would cast them all to the first
+    one's dtype (a float 0.7 after an int sequence would become 0).
     """
+    if not isinstance(batch, (list, tuple)):
+        raise TypeError(f"batch must be a list of (sequence, label) pairs, got "
+                        f"{type(batch).__name__}")
     if not batch:
         raise ValueError("cannot collate an empty batch")
     if any(not isinstance(item, (tuple, list)) or len(item) != 2 for item in batch):
         raise TypeError("pad_collate expects (sequence, label) pairs")
     sequences, labels = zip(*batch, strict=True)
+    _check_sequences(sequences)
+    label_tensors = [_label_tensor(i, label) for i, label in enumerate(labels)]
+    lengths = torch.tensor([len(s) for s in sequences])
+    padded = torch.nn.utils.rnn.pad_sequence(list(sequences), batch_first=True)
+    return padded, lengths, torch.stack(label_tensors)
+
+
+def _check_sequences(sequences: tuple[object, ...]) -> None:
+    """Every sequence a (length, features) tensor, with one feature size and one dtype."""
+    for i, s in enumerate(sequences):
+        if not isinstance(s, torch.Tensor):
+            raise TypeError(f"sequence {i} of the batch must be a tensor, got {type(s).__name__}")
     if any(s.ndim != 2 for s in sequences) or len({s.shape[1] for s in sequences}) != 1:
         shapes = sorted({tuple(s.shape) for s in sequences})[:3]
         raise ValueError(
             f"sequences must be (length, features) with one feature size, got e.g. {shapes}"
         )
-    lengths = torch.tensor([len(s) for s in sequences])
-    padded = torch.nn.utils.rnn.pad_sequence(list(sequences), batch_first=True)
-    return padded, lengths, torch.stack([torch.as_tensor(label) for label in labels])
+    dtypes = sorted({str(s.dtype) for s in sequences})
+    if len(dtypes) > 1:
+        raise TypeError(f"sequences of different dtypes in one batch ({', '.join(dtypes)}): "
+                        "padding would cast them to one dtype; convert them first, e.g. "
+                        ".float() in the dataset")
+
+
+def _label_tensor(index: int, label: object) -> torch.Tensor:
+    """``label`` as a tensor; a ``TypeError`` naming its place in the batch if it is not a
+    number, a tensor or an array."""
+    try:
+        return torch.as_tensor(label)
+    except (TypeError, RuntimeError, ValueError) as err:
+        raise TypeError(f"label {index} of the batch must be a number or a tensor, got "
+                        f"{type(label).__name__}") from err
 
 
 def _check_count(name: str, value: int, minimum: int = 1) -> None:

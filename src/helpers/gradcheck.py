@@ -8,7 +8,10 @@ from dataclasses import dataclass
 
 import torch
 
+from .validate import require_callable
+
 Fn = Callable[..., torch.Tensor]
+_PRECISE_ENOUGH = (torch.float32, torch.float64)
 
 
 def _check_inputs(inputs: tuple[torch.Tensor, ...], h: float) -> None:
@@ -24,6 +27,18 @@ def _check_inputs(inputs: tuple[torch.Tensor, ...], h: float) -> None:
             )
     if isinstance(h, bool) or not isinstance(h, (int, float)) or not math.isfinite(h) or h <= 0:
         raise ValueError(f"step h must be a positive finite number, got {h!r}")
+
+
+def _check_dtype(name: str, dtype: torch.dtype) -> None:
+    """Refuse a dtype whose rounding swamps a central difference (or that cannot hold one)."""
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"{name} must be a torch.dtype such as torch.float64 or None, "
+                        f"got {dtype!r}")
+    if dtype not in _PRECISE_ENOUGH:
+        raise TypeError(
+            f"{name} is {dtype}; numerical gradients need torch.float32 or torch.float64 "
+            "(float64 is recommended): an integer dtype cannot hold x ± h, and float16 or "
+            "bfloat16 round f(x + h) - f(x - h) to nothing")
 
 
 def _scalar(fn: Fn, args: list[torch.Tensor]) -> torch.Tensor:
@@ -42,9 +57,16 @@ def numerical_grad(
     Each element is moved by ``+h`` and ``-h`` and ``(f(x+h) - f(x-h)) / (2h)`` is taken.
     The inputs are copied to ``dtype`` first (float64 by default: in float32 the rounding
     error of the difference swamps the estimate; chapter 01 shows by how much). Pass
-    ``dtype=None`` to keep the inputs' own dtype. The inputs are not modified.
+    ``dtype=None`` to keep the inputs' own dtype. The inputs are not modified. Only float32
+    and float64 are accepted (``TypeError`` otherwise): float16 gives 0 for the slope of x² at 3.
     """
+    require_callable("fn", fn)
     _check_inputs(inputs, h)
+    if dtype is not None:
+        _check_dtype("dtype", dtype)
+    else:
+        for i, x in enumerate(inputs):
+            _check_dtype(f"input {i}'s dtype (dtype=None keeps it)", x.dtype)
     args = [
         x.detach().to(dtype or x.dtype).clone(memory_format=torch.contiguous_format)
         for x in inputs

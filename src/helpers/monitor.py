@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from .train import StepInfo
-from .validate import require_bool
+from .validate import require_bool, require_instance
 
 
 class GradNormRecorder:
@@ -30,6 +30,8 @@ class GradNormRecorder:
         self.norms: dict[str, list[float]] = {name: [] for name, _ in self.params}
 
     def __call__(self, info: StepInfo | None = None) -> None:
+        if info is not None:
+            require_instance("info", info, StepInfo)
         for name, p in self.params:
             self.norms[name].append(0.0 if p.grad is None else p.grad.norm().item())
 
@@ -49,6 +51,7 @@ class NaNGuard:
         self.last_finite_step: int | None = None
 
     def __call__(self, info: StepInfo) -> None:
+        require_instance("info", info, StepInfo)
         if not (math.isfinite(info.loss) and math.isfinite(info.grad_norm)):
             raise FloatingPointError(
                 f"non-finite training at step {info.step} (epoch {info.epoch}): loss "

@@ -23,6 +23,7 @@ from .export import export_onnx, onnx_session, verify_onnx
 from .measure import median_time
 from .seed import set_seed
 from .train import fit
+from .validate import require_instance, require_int, require_path
 
 ATOL = 1e-4
 
@@ -34,6 +35,12 @@ class ServingModel(nn.Module):
 
     def __init__(self, classifier: nn.Module, mean: torch.Tensor, std: torch.Tensor) -> None:
         super().__init__()
+        require_instance("classifier", classifier, nn.Module)
+        for name, value in (("mean", mean), ("std", std)):
+            require_instance(name, value, torch.Tensor)
+            if value.numel() != 3:
+                raise ValueError(f"{name} must hold one value per RGB channel (3), got shape "
+                                 f"{tuple(value.shape)}")
         self.classifier = classifier
         self.register_buffer("mean", mean.reshape(1, 3, 1, 1).float())
         self.register_buffer("std", std.reshape(1, 3, 1, 1).float())
@@ -75,6 +82,9 @@ def fixed_inputs(seed: int = 123) -> list[torch.Tensor]:
 
 
 def ship(out: Path, epochs: int = 3) -> dict:
+    """Train, export, verify and time the serving model; write and return the report."""
+    out = require_path("out", out)
+    require_int("epochs", epochs, minimum=1)
     out.mkdir(parents=True, exist_ok=True)
     model, accuracy = train_serving_model(epochs)
     torch.save(model.state_dict(), out / "model.pt")
