@@ -23,7 +23,8 @@ ASSETS := _vendor/ASSETS.json
 # Every path below is quoted: a checkout may live under "我的 书/pt book".
 
 .PHONY: help install assets sync book test lint unit nbmake appendix build-book html-test \
-	student student-check class-check grade grade-class bench stress clean
+	student student-check class-check grade grade-class bench stress clean \
+	test-oldest colab-check
 
 help:
 	@echo "make book   build the book into _build/html (sets everything up first)"
@@ -34,6 +35,8 @@ help:
 	@echo "make student            write the student edition (no solutions) into student/"
 	@echo "make grade NB=path.ipynb grade a learner's notebook, exercise by exercise"
 	@echo "make grade-class DIR=submissions/ [CHAPTER=NN]  grade a class into grades.csv"
+	@echo "make test-oldest  every chapter on the oldest supported torch (a second venv)"
+	@echo "make colab-check  every chapter alone, offline, in a Colab-like venv"
 
 $(STAMP): requirements.txt pyproject.toml
 	start=$$(date +%s)
@@ -165,5 +168,27 @@ bench: $(STAMP)
 stress: $(STAMP)
 	"$(BIN)/python" -m tools.stress_claims
 
+# The lower bound of the supported torch range (pyproject.toml, README): every chapter under
+# nbmake in a second venv with that torch. Not part of `make test`: a second torch install.
+TORCH_OLDEST ?= torch==2.11.0 torchvision==0.26.0
+VENV_OLDEST ?= .venv-oldest
+test-oldest:
+	test -x "$(VENV_OLDEST)/bin/python" || "$(PYTHON)" -m venv "$(VENV_OLDEST)"
+	printf '%s\n' $(TORCH_OLDEST) > "$(VENV_OLDEST)/torch-pins.txt"
+	grep -v '^torch\(vision\)\?==' requirements.txt > "$(VENV_OLDEST)/requirements.txt"
+	"$(VENV_OLDEST)/bin/python" -m pip install -q --upgrade pip
+	"$(VENV_OLDEST)/bin/python" -m pip install -q -c "$(VENV_OLDEST)/torch-pins.txt" \
+	  $(TORCH_OLDEST) -r "$(VENV_OLDEST)/requirements.txt" -e .
+	rm -rf .executed-oldest && mkdir -p .executed-oldest "$(CLAIMS)"
+	cp notebooks/*.ipynb .executed-oldest/
+	rm -f "$(CLAIMS)/oldest.jsonl"
+	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/oldest.jsonl" "$(VENV_OLDEST)/bin/python" -m pytest -q \
+	  -p no:cacheprovider --nbmake --nbmake-timeout=300 --durations=0 .executed-oldest
+
+# Each chapter alone in an empty folder, in a venv with only Colab's preinstalled packages and
+# the helpers' wheel, with the network cut (tools/colab_check.py). COLAB_TORCH picks the torch.
+colab-check: $(STAMP)
+	"$(BIN)/python" -m tools.colab_check $(if $(COLAB_TORCH),--torch $(COLAB_TORCH))
+
 clean:
-	rm -rf _build "$(EXECUTED)"
+	rm -rf _build "$(EXECUTED)" .executed-oldest
