@@ -24,7 +24,7 @@ ASSETS := _vendor/ASSETS.json
 
 .PHONY: help install assets sync book test lint unit nbmake appendix build-book html-test \
 	student student-check class-check grade grade-class bench stress clean \
-	test-oldest colab-check
+	test-oldest colab-check mutate
 
 help:
 	@echo "make book   build the book into _build/html (sets everything up first)"
@@ -37,6 +37,7 @@ help:
 	@echo "make grade-class DIR=submissions/ [CHAPTER=NN]  grade a class into grades.csv"
 	@echo "make test-oldest  every chapter on the oldest supported torch (a second venv)"
 	@echo "make colab-check  every chapter alone, offline, in a Colab-like venv"
+	@echo "make mutate       mutation testing of the helpers (slow; resumable)"
 
 $(STAMP): requirements.txt pyproject.toml
 	start=$$(date +%s)
@@ -189,6 +190,15 @@ test-oldest:
 # the helpers' wheel, with the network cut (tools/colab_check.py). COLAB_TORCH picks the torch.
 colab-check: $(STAMP)
 	"$(BIN)/python" -m tools.colab_check $(if $(COLAB_TORCH),--torch $(COLAB_TORCH))
+
+# Mutation testing of the helpers the chapters rely on, with their unit tests (mutmut,
+# configured in pyproject.toml). Slow (most of an hour on 2 cores), so not part of `make test`;
+# it resumes where it stopped. Writes a per-module table to _build/mutation.md.
+mutate: $(STAMP)
+	"$(BIN)/python" -m pip install -q "mutmut==3.8.1"
+	"$(BIN)/mutmut" run --max-children 2
+	mkdir -p _build && "$(BIN)/mutmut" results --all true > _build/mutation-results.txt
+	"$(BIN)/python" -m tools.mutation_report _build/mutation-results.txt --out _build/mutation.md
 
 clean:
 	rm -rf _build "$(EXECUTED)" .executed-oldest

@@ -137,7 +137,8 @@ def test_fit_can_stop_at_the_first_non_finite_loss():
         history = fit(model, nan_in_second_batch_loader(), None, nn.functional.cross_entropy,
                       torch.optim.SGD(model.parameters(), lr=0.1), epochs=2, progress=False)
     assert [str(w.message).split(";")[0] for w in caught] == [  # once per epoch, not per step
-        "the training loss is nan at epoch 0, step 1", "the training loss is nan at epoch 1, step 2"]
+        "the training loss is nan at epoch 0, step 1",
+        "the training loss is nan at epoch 1, step 2"]
     assert math.isnan(history.step_loss[1])  # the default trains on (chapter 05 plots it)
     assert not all(torch.isfinite(p).all() for p in model.parameters())
 

@@ -8,7 +8,7 @@ repository. This check reproduces that here:
 2. a fresh venv gets only what Colab preinstalls (``COLAB_PREINSTALLED``; not jupyter-book,
    jupytext, nbmake or torchao), then the wheel with its declared dependencies;
 3. each notebook is copied **alone** into an empty folder and executed there by
-   ``jupyter execute`` with a kernel from that venv, ``HOME`` in the folder, no path into
+   ``jupyter execute`` with a kernel from that venv, an empty ``HOME``, no path into
    the repository, and the network cut (a network namespace, where this runs as root).
 
 A chapter that reads a repository file, or imports a package only the book's venv has,
@@ -88,8 +88,11 @@ def run_alone(notebook: Path, python: Path, timeout: int) -> tuple[bool, float, 
         work.mkdir()
         shutil.copy(notebook, work / notebook.name)
         kernel = kernel_spec(python, Path(tmp) / "jupyter")
-        env = {"PATH": f"{python.parent}{os.pathsep}/usr/bin:/bin", "HOME": str(work),
-               "TMPDIR": str(work), "JUPYTER_PATH": str(Path(tmp) / "jupyter"),
+        home, scratch = Path(tmp) / "home", Path(tmp) / "tmp"  # as on Colab: not in /content
+        home.mkdir()
+        scratch.mkdir()
+        env = {"PATH": f"{python.parent}{os.pathsep}/usr/bin:/bin", "HOME": str(home),
+               "TMPDIR": str(scratch), "JUPYTER_PATH": str(Path(tmp) / "jupyter"),
                "LANG": os.environ.get("LANG", "C.UTF-8")}
         command = [*(network_isolation() or []), str(ROOT / ".venv" / "bin" / "jupyter-execute"),
                    f"--kernel_name={kernel}", f"--timeout={timeout}", notebook.name]

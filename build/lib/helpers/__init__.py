@@ -1,0 +1,101 @@
+"""Helpers for the executable PyTorch book: one module per concern, each taught in a chapter."""
+
+from .checkpoint import (
+    load_checkpoint,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+    strip_compile_prefix,
+    unwrap_compiled,
+)
+from .claims import ClaimRecord, claim, claim_records
+from .data import (
+    COLOR_NAMES,
+    SequenceDataset,
+    digits_split,
+    make_color_images,
+    pad_collate,
+)
+from .device import pick_device
+from .env import (
+    CudaDiagnosis,
+    diagnose_cuda,
+    environment_report,
+    expected_torchvision,
+    last_verified,
+    print_environment,
+    read_cuda_facts,
+    torchvision_matches,
+)
+from .exercises import check_exercise
+from .experiment import (
+    RunLogger,
+    create_run_dir,
+    load_config,
+    read_metrics,
+    read_tensorboard_scalars,
+    save_config,
+    start_run,
+)
+from .export import export_onnx, onnx_session, verify_onnx
+from .gradcheck import GradError, autograd_grad, compare_gradients, numerical_grad
+from .measure import MemoryReport, measure_memory, median_time, remeasure
+from .monitor import GradNormRecorder, NaNGuard, has_nonfinite
+from .seed import fingerprint, set_seed
+from .train import History, StepInfo, accuracy, evaluate, fit, train_one_epoch
+
+__all__ = [
+    "COLOR_NAMES",
+    "ClaimRecord",
+    "CudaDiagnosis",
+    "GradError",
+    "GradNormRecorder",
+    "History",
+    "MemoryReport",
+    "NaNGuard",
+    "RunLogger",
+    "SequenceDataset",
+    "StepInfo",
+    "accuracy",
+    "autograd_grad",
+    "check_exercise",
+    "claim",
+    "claim_records",
+    "compare_gradients",
+    "create_run_dir",
+    "diagnose_cuda",
+    "digits_split",
+    "environment_report",
+    "evaluate",
+    "expected_torchvision",
+    "export_onnx",
+    "fingerprint",
+    "fit",
+    "has_nonfinite",
+    "last_verified",
+    "load_checkpoint",
+    "load_config",
+    "make_color_images",
+    "measure_memory",
+    "median_time",
+    "numerical_grad",
+    "onnx_session",
+    "pad_collate",
+    "pick_device",
+    "print_environment",
+    "read_cuda_facts",
+    "read_metrics",
+    "read_tensorboard_scalars",
+    "remeasure",
+    "rng_state",
+    "save_checkpoint",
+    "save_config",
+    "set_rng_state",
+    "set_seed",
+    "start_run",
+    "strip_compile_prefix",
+    "torchvision_matches",
+    "train_one_epoch",
+    "unwrap_compiled",
+    "verify_onnx",
+]

@@ -1,0 +1,109 @@
+"""Writing a file so that a crash leaves the old version or the new one, never half (taught in
+chapter 07, where ``save_checkpoint`` uses it).
+
+The temporary file is made by ``mkstemp`` beside the target (unpredictable name, O_EXCL), is
+named ``.NAME.PID.RANDOM.tmp`` so that a later save can remove one whose writer died, and is
+renamed over the target with ``os.replace`` after an fsync; the directory is fsynced too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+
+def _current_umask() -> int:
+    """The process umask, read without changing it where the OS allows (Linux)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)  # elsewhere: set and put back at once
+    os.umask(mask)
+    return mask
+
+
+def _mode_for(path: Path) -> int:
+    """Permission bits for the new file at ``path``: the old file's, or what ``open`` gives."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode) & 0o777
+    except FileNotFoundError:
+        return 0o666 & ~_current_umask()
+
+
+def _temp_pattern(path: Path) -> re.Pattern[str]:
+    """Names of this checkpoint's temporary files, with the writer's PID as group 1 or 2:
+    ``.NAME.PID.RANDOM.tmp`` (mkstemp) and ``.NAME.tmp-PID`` (older versions)."""
+    name = re.escape(f".{path.name}.")
+    return re.compile(rf"{name}(?:(\d+)\.[a-z0-9_]+\.tmp|tmp-(\d+))")
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user counts; so does an odd number)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
+
+
+def remove_stale_temps(path: Path) -> list[str]:
+    """Delete temporary files of ``path`` left by processes that died mid-save; return names.
+
+    Only regular files are removed (a link is never followed or deleted), and only when their
+    writer's PID is gone: a save still running in this or another process is left alone.
+    """
+    if os.name != "posix":  # os.kill(pid, 0) would end the process on Windows
+        return []
+    pattern, removed = _temp_pattern(path), []
+    with os.scandir(path.parent) as entries:
+        for entry in entries:
+            match = pattern.fullmatch(entry.name)
+            if not match or not entry.is_file(follow_symlinks=False):
+                continue
+            if not _pid_alive(int(match.group(1) or match.group(2))):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+                removed.append(entry.name)
+    return removed
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make a rename inside ``directory`` durable."""
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    """Call ``write`` on a fresh temporary file beside ``path`` (O_EXCL: a planted link is
+    never followed), fsync it, and rename it over ``path``, keeping the old file's permission
+    bits: a crash leaves the old file or the new one, never half of one. On any failure the
+    temporary file is removed."""
+    mode = _mode_for(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.",
+                               suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), mode)
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)  # atomic on POSIX: old file or new, never half
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_directory(path.parent)
+
+

@@ -1,0 +1,528 @@
+"""Checkpoints that resume exactly and survive a crash (taught in chapter 07).
+
+A checkpoint is a dict of plain types and tensors, so that it loads with
+``torch.load(..., weights_only=True)``: model, optimizer and scheduler state dicts, the step
+and epoch, every random generator's state, and whatever JSON-like ``extra`` the caller adds.
+It is written to a temporary file in the same directory and renamed over the old one, so a
+crash during the save leaves the previous checkpoint intact.
+
+Loading never gives a silent wrong result: the archive's CRC32s are checked before
+``torch.load``, every part of the checkpoint is checked against the objects it is loaded into
+before any of them changes, and if applying it fails all the same, model, optimizer,
+scheduler and random generators are put back as they were.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import itertools
+import os
+import pickle
+import random
+import re
+import struct
+import zipfile
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+import torch
+from torch import nn
+
+from .atomic import remove_stale_temps, write_atomically
+from .validate import require_bool
+
+FORMAT_VERSION = 1
+COMPILE_PREFIX = "_orig_mod."
+CHECKPOINT_KEYS = ("format", "model", "optimizer", "scheduler", "step", "epoch", "rng", "extra")
+RNG_KEYS = ("python", "numpy", "torch", "cuda")
+# What torch.load raises on an intact zip archive that is still not a loadable checkpoint.
+LOAD_ERRORS = (RuntimeError, EOFError, OSError, pickle.UnpicklingError, KeyError, ValueError,
+               TypeError, AttributeError, IndexError, struct.error, zipfile.BadZipFile)
+
+
+def _first_line(err: BaseException) -> str:
+    """``Type: first line of the message`` (an empty message is fine), for error messages."""
+    lines = str(err).splitlines()
+    return f"{type(err).__name__}: {lines[0][:200] if lines else ''}"
+
+
+# ---------------------------------------------------------------------------- random state
+
+
+def rng_state() -> dict[str, Any]:
+    """The state of every generator a training script draws from, in weights-only types."""
+    name, keys, pos, has_gauss, cached = np.random.get_state()
+    return {
+        "python": random.getstate(),
+        "numpy": (name, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, cached),
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+    }
+
+
+def _python_state(entry: Any) -> tuple:
+    """The ``"python"`` entry of an RNG state as :func:`random.setstate` takes it."""
+    version, internal, gauss = entry
+    return (version, tuple(internal), gauss)
+
+
+def _numpy_state(entry: Any) -> tuple:
+    """The ``"numpy"`` entry of an RNG state as :func:`numpy.random.set_state` takes it."""
+    name, keys, pos, has_gauss, cached = entry
+    return (name, keys.numpy().astype(np.uint32), pos, has_gauss, cached)
+
+
+def check_rng_state(state: Any) -> None:
+    """Raise ``ValueError`` unless :func:`set_rng_state` can restore ``state`` completely.
+
+    Each entry is tried on a throwaway generator of its kind, so the rule is the library's
+    own, and no global generator changes.
+    """
+    if not isinstance(state, dict):
+        raise ValueError(f"RNG state must be a dict with keys {list(RNG_KEYS)}, "
+                         f"got {type(state).__name__}")
+    missing = [k for k in RNG_KEYS if k not in state]
+    if missing:
+        raise ValueError(f"RNG state lacks {missing}; expected the keys {list(RNG_KEYS)}")
+    trials = (("python", lambda e: random.Random().setstate(_python_state(e))),
+              ("numpy", lambda e: np.random.RandomState().set_state(_numpy_state(e))),
+              ("torch", lambda e: torch.Generator().set_state(e)))
+    for key, trial in trials:
+        try:
+            trial(state[key])
+        except Exception as err:  # noqa: BLE001 - a throwaway generator refused it: invalid
+            raise ValueError(f"RNG state {key!r} is not a valid {key} generator state: "
+                             f"{_first_line(err)}") from err
+    cuda = state["cuda"]
+    if not isinstance(cuda, (list, tuple)) or not all(
+            isinstance(s, torch.Tensor) and s.dtype == torch.uint8 for s in cuda):
+        raise ValueError("RNG state 'cuda' must be a list of uint8 tensors (one per GPU), "
+                         f"got {type(cuda).__name__}")
+    if cuda and torch.cuda.is_available() and len(cuda) > torch.cuda.device_count():
+        raise ValueError(f"RNG state 'cuda' holds {len(cuda)} GPU states but this machine has "
+                         f"{torch.cuda.device_count()} GPU(s)")
+
+
+def _apply_rng_state(state: dict[str, Any]) -> None:
+    """Set every global generator from a state that :func:`check_rng_state` accepted."""
+    random.setstate(_python_state(state["python"]))
+    np.random.set_state(_numpy_state(state["numpy"]))
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore what :func:`rng_state` returned; a bad state is refused before anything is set."""
+    if not isinstance(state, dict):
+        raise TypeError(f"state must be a dict returned by rng_state(), got {type(state).__name__}")
+    check_rng_state(state)
+    _apply_rng_state(state)
+
+
+# ------------------------------------------------------------------------ torch.compile
+
+
+def unwrap_compiled(model: nn.Module) -> nn.Module:
+    """The original module behind ``torch.compile`` (chapter 07, C28), or the model itself."""
+    return getattr(model, "_orig_mod", model)
+
+
+def strip_compile_prefix(state_dict: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``state_dict`` without the ``_orig_mod.`` prefix that ``torch.compile`` adds."""
+    return {k.removeprefix(COMPILE_PREFIX): v for k, v in state_dict.items()}
+
+
+# ---------------------------------------------------------------------------- arguments
+
+
+def _as_path(path: Any) -> Path:
+    """``path`` as a :class:`Path`: ``TypeError`` unless a str or path, ``ValueError`` if empty."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or pathlib.Path, got {type(path).__name__}")
+    if str(path) == "":
+        raise ValueError("path must name a checkpoint file, got an empty string")
+    return Path(path)
+
+
+def _check_objects(model: Any, optimizer: Any, scheduler: Any) -> None:
+    """``TypeError`` unless model is a Module, optimizer an Optimizer and scheduler a scheduler
+    (the last two may be ``None``)."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
+        raise TypeError("optimizer must be a torch.optim.Optimizer or None, "
+                        f"got {type(optimizer).__name__}")
+    if scheduler is not None and not all(
+            callable(getattr(scheduler, m, None)) for m in ("state_dict", "load_state_dict")):
+        raise TypeError("scheduler must be a learning-rate scheduler (with state_dict and "
+                        f"load_state_dict) or None, got {type(scheduler).__name__}")
+
+
+def _check_map_location(map_location: Any) -> None:
+    """``TypeError``/``ValueError`` unless ``map_location`` names a device this machine has."""
+    if not isinstance(map_location, (str, torch.device)):
+        raise TypeError("map_location must be a str or torch.device such as 'cpu', "
+                        f"got {type(map_location).__name__}")
+    try:
+        device = torch.device(map_location)
+    except RuntimeError as err:
+        raise ValueError(f"map_location={map_location!r} is not a device; expected e.g. 'cpu' "
+                         f"or 'cuda' ({_first_line(err)})") from err
+    if device.type != "cuda":
+        return
+    if not torch.cuda.is_available():
+        raise ValueError(f"map_location={map_location!r} but CUDA is not available on this "
+                         "machine; load with map_location='cpu'")
+    if device.index is not None and device.index >= torch.cuda.device_count():
+        raise ValueError(f"map_location={map_location!r} but this machine has "
+                         f"{torch.cuda.device_count()} GPU(s); use 'cuda:0' or 'cpu'")
+
+
+def _check_counter(name: str, value: Any) -> None:
+    """``ValueError`` unless ``value`` is a non-negative int (a bool is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+
+
+def _unpickler_reason(err: pickle.UnpicklingError) -> str:
+    """The useful line of torch's long weights-only refusal: the global it refused."""
+    text = str(err)
+    found = re.search(r"Unsupported global: GLOBAL (\S+)", text)
+    if found:
+        return f"global {found.group(1)} is not allowed"
+    found = re.search(r"WeightsUnpickler error: *(.*)", text)
+    return found.group(1)[:200] if found else _first_line(err)
+
+
+def _round_trip_error(value: Any) -> str | None:
+    """Why ``torch.load(weights_only=True)`` could not give ``value`` back, or ``None``."""
+    buffer = io.BytesIO()
+    try:
+        torch.save(value, buffer)
+    except Exception as err:  # noqa: BLE001 - any failure to pickle is the answer
+        return f"torch.save cannot write it ({_first_line(err)})"
+    buffer.seek(0)
+    try:
+        torch.load(buffer, weights_only=True)
+    except Exception as err:  # noqa: BLE001 - any failure to load back is the answer
+        reason = (_unpickler_reason(err) if isinstance(err, pickle.UnpicklingError)
+                  else _first_line(err))
+        return f"torch.load(weights_only=True) refuses it ({reason})"
+    return None
+
+
+def _unloadable_part(value: Any, where: str) -> tuple[str, Any, str] | None:
+    """The innermost part of ``value`` that does not load back: (where, part, why), or None."""
+    why = _round_trip_error(value)
+    if why is None:
+        return None
+    if isinstance(value, dict):
+        children = ((f"{where}[{k!r}]", v) for k, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        children = ((f"{where}[{i}]", v) for i, v in enumerate(value))
+    else:
+        children = iter(())
+    for child_where, child in children:
+        found = _unloadable_part(child, child_where)
+        if found is not None:
+            return found
+    return where, value, why
+
+
+def _check_extra(extra: Any) -> dict[str, Any]:
+    """``extra`` as the dict to save; refused unless ``torch.load(weights_only=True)`` can read
+    it back (the same round trip in memory, so the rule is torch's own)."""
+    if extra is None:
+        return {}
+    if not isinstance(extra, dict):
+        raise TypeError(f"extra must be a dict or None, got {type(extra).__name__}")
+    if not extra:
+        return extra
+    found = _unloadable_part(extra, "extra")
+    if found is not None:
+        where, part, why = found
+        raise ValueError(f"{where} is a {type(part).__name__}, which a weights-only checkpoint "
+                         f"cannot hold: {why}; store plain types (dict, list, str, int, float, "
+                         "bool, None) or tensors instead")
+    return extra
+
+
+def save_checkpoint(
+    path: str | Path,
+    *,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer | None = None,
+    scheduler: Any | None = None,
+    step: int = 0,
+    epoch: int = 0,
+    extra: dict[str, Any] | None = None,
+) -> Path:
+    """Write a complete checkpoint atomically (temporary file, fsync, rename).
+
+    The file keeps the permission bits of the one it replaces. Temporary files of the same
+    checkpoint left by a process killed mid-save are removed. ``extra`` must load back with
+    ``torch.load(weights_only=True)`` (plain types and tensors); otherwise ``ValueError``.
+    """
+    path = _as_path(path)
+    _check_objects(model, optimizer, scheduler)
+    _check_counter("step", step)
+    _check_counter("epoch", epoch)
+    extra = _check_extra(extra)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "format": FORMAT_VERSION,
+        "model": unwrap_compiled(model).state_dict(),
+        "optimizer": optimizer.state_dict() if optimizer is not None else None,
+        "scheduler": scheduler.state_dict() if scheduler is not None else None,
+        "step": step,
+        "epoch": epoch,
+        "rng": rng_state(),
+        "extra": extra,
+    }
+    remove_stale_temps(path)
+    write_atomically(path, lambda f: torch.save(payload, f))
+    return path
+
+
+# ------------------------------------------------------------------------------- reading
+
+
+def _check_archive(path: Path, file: BinaryIO) -> None:
+    """``ValueError`` unless ``file`` is an intact zip archive (what ``torch.save`` writes):
+    every member is read and its CRC32 compared with the one stored at save time."""
+    try:
+        with zipfile.ZipFile(file) as archive:
+            corrupt = archive.testzip()
+    except MemoryError:
+        raise
+    except Exception as err:  # noqa: BLE001 - any failure to parse the archive means this
+        raise ValueError(f"{path} is not a complete checkpoint (truncated or corrupt?): it is "
+                         f"not a readable zip archive as torch.save writes ({_first_line(err)})"
+                         ) from err
+    if corrupt is not None:
+        raise ValueError(f"{path} is corrupt: archive member {corrupt!r} fails its CRC32 check "
+                         "(its bytes are not the ones torch.save wrote); refusing to load it")
+
+
+def _read_payload(path: Path, map_location: str | torch.device) -> Any:
+    """The object in the checkpoint file, after checking the archive; ``ValueError`` for any
+    file that is not an intact checkpoint archive."""
+    if path.is_dir():
+        raise FileNotFoundError(f"no checkpoint at {path}: it is a directory, expected a file")
+    if not path.is_file():
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    with open(path, "rb") as file:  # one open file: a concurrent save cannot swap it midway
+        if os.fstat(file.fileno()).st_size == 0:
+            raise ValueError(f"{path} is empty (0 bytes); expected a checkpoint written by "
+                             "save_checkpoint")
+        _check_archive(path, file)
+        file.seek(0)
+        try:
+            return torch.load(file, map_location=map_location, weights_only=True)
+        except LOAD_ERRORS as err:
+            if isinstance(err, pickle.UnpicklingError) and "Weights only load failed" in str(err):
+                raise ValueError(f"{path} contains objects other than tensors and plain types "
+                                 f"({_unpickler_reason(err)}); refusing to unpickle it (see "
+                                 "chapter 07 on weights_only)") from err
+            raise ValueError(f"{path} is an intact archive but torch.load cannot read it as a "
+                             f"checkpoint: {_first_line(err)}") from err
+
+
+def _check_payload(path: Path, payload: Any) -> None:
+    """``ValueError`` unless ``payload`` has every key and type :func:`save_checkpoint` writes."""
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
+        raise ValueError(f"{path} was not written by save_checkpoint (format "
+                         f"{payload.get('format') if isinstance(payload, dict) else None!r})")
+    missing = [k for k in CHECKPOINT_KEYS if k not in payload]
+    if missing:
+        raise ValueError(f"{path} lacks the keys {missing}; a checkpoint written by "
+                         f"save_checkpoint holds {list(CHECKPOINT_KEYS)}")
+    kinds = {"model": (dict,), "optimizer": (dict, type(None)), "scheduler": (dict, type(None)),
+             "rng": (dict,), "extra": (dict,)}
+    for key, allowed in kinds.items():
+        if not isinstance(payload[key], allowed):
+            raise ValueError(f"{path}: {key!r} is a {type(payload[key]).__name__}, expected "
+                             f"{' or '.join(t.__name__ for t in allowed)}")
+    for key in ("step", "epoch"):
+        try:
+            _check_counter(key, payload[key])
+        except ValueError as err:
+            raise ValueError(f"{path}: {err}") from err
+
+
+def _check_model_state(path: Path, saved: dict[str, Any], target: nn.Module) -> dict[str, Any]:
+    """The saved model state without the compile prefix, after checking that its keys and
+    shapes are exactly the target's (``ValueError`` naming the keys that differ)."""
+    if not all(isinstance(k, str) for k in saved):
+        raise ValueError(f"{path}: the model state has keys that are not strings")
+    state = strip_compile_prefix(saved)
+    # Checked before loading, not left to load_state_dict(strict=True): PyTorch copies every
+    # tensor that fits before it raises, so a failed load would leave the model half-changed.
+    expected = target.state_dict()
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(set(state) - set(expected))
+    shapes = sorted(k for k in set(state) & set(expected)
+                    if isinstance(state[k], torch.Tensor) != isinstance(expected[k], torch.Tensor)
+                    or (isinstance(state[k], torch.Tensor)
+                        and tuple(state[k].shape) != tuple(expected[k].shape)))
+    if missing or unexpected or shapes:
+        raise ValueError(
+            f"{path} holds a different architecture: missing keys {missing[:5]}, unexpected "
+            f"keys {unexpected[:5]}, shape mismatches {shapes[:5]}")
+    return state
+
+
+def _state_fits(saved: tuple[int, ...], param: tuple[int, ...]) -> bool:
+    """Whether an optimizer state tensor of shape ``saved`` belongs to a parameter of shape
+    ``param``: the same shape, or the same rank with 1 in place of some dimensions (the
+    factored second moments of Adafactor)."""
+    return len(saved) == len(param) and all(s in (p, 1) for s, p in zip(saved, param, strict=True))
+
+
+def _check_optimizer_state(path: Path, saved: Any, optimizer: torch.optim.Optimizer) -> None:
+    """``ValueError`` unless the saved optimizer state is for this kind of optimizer over
+    parameters of the same number, grouping and shapes."""
+    if saved is None:
+        raise ValueError(f"{path} has no optimizer state to load")
+    if not {"state", "param_groups"} <= set(saved) or not isinstance(saved["state"], dict) \
+            or not isinstance(saved["param_groups"], list):
+        raise ValueError(f"{path}: the optimizer state lacks 'state' or 'param_groups'")
+    kind = type(optimizer).__name__
+    saved_groups, groups = saved["param_groups"], optimizer.state_dict()["param_groups"]
+    if len(saved_groups) != len(groups):
+        raise ValueError(f"{path} holds {len(saved_groups)} optimizer parameter group(s), the "
+                         f"{kind} has {len(groups)}: an optimizer over other parameters")
+    for i, (old, new) in enumerate(zip(saved_groups, groups, strict=True)):
+        if not isinstance(old, dict) or len(old.get("params", ())) != len(new["params"]):
+            count = len(old.get("params", ())) if isinstance(old, dict) else "no"
+            raise ValueError(f"{path}: optimizer parameter group {i} holds {count} parameters, "
+                             f"the {kind}'s holds {len(new['params'])}: an optimizer over "
+                             "other parameters")
+        not_hyper = {"params", "param_names"}  # names do not affect loading (see PyTorch)
+        old_keys, new_keys = set(old) - not_hyper, set(new) - not_hyper
+        if old_keys != new_keys:
+            raise ValueError(
+                f"{path} holds the state of another kind of optimizer: parameter group {i} has "
+                f"hyperparameters {sorted(old_keys - new_keys)} that {kind} lacks, and lacks "
+                f"{sorted(new_keys - old_keys)} that {kind} needs")
+    ids = list(itertools.chain.from_iterable(g["params"] for g in saved_groups))
+    stray = sorted(set(saved["state"]) - set(ids), key=repr)
+    if stray:
+        raise ValueError(f"{path}: the optimizer state has entries {stray[:5]} for parameters "
+                         "that no parameter group holds")
+    if isinstance(optimizer, torch.optim.LBFGS):  # flat vectors over all parameters
+        return
+    params = itertools.chain.from_iterable(g["params"] for g in optimizer.param_groups)
+    for index, (saved_id, param) in enumerate(zip(ids, params, strict=True)):
+        entry = saved["state"].get(saved_id, {})
+        if not isinstance(entry, dict):
+            raise ValueError(f"{path}: optimizer state of parameter {index} is a "
+                             f"{type(entry).__name__}, expected a dict")
+        for name, value in entry.items():
+            if isinstance(value, torch.Tensor) and value.ndim > 0 \
+                    and not _state_fits(tuple(value.shape), tuple(param.shape)):
+                raise ValueError(
+                    f"{path}: optimizer state {name!r} of parameter {index} has shape "
+                    f"{tuple(value.shape)}, the parameter has shape {tuple(param.shape)}")
+
+
+def _check_scheduler_state(path: Path, saved: Any, scheduler: Any) -> None:
+    """``ValueError`` unless the saved scheduler state has exactly this scheduler's keys."""
+    if saved is None:
+        raise ValueError(f"{path} has no scheduler state to load")
+    kind = type(scheduler).__name__
+    old_keys, new_keys = set(saved), set(scheduler.state_dict())
+    if old_keys != new_keys:
+        raise ValueError(
+            f"{path} holds the state of another kind of scheduler: it has "
+            f"{sorted(old_keys - new_keys)[:5]} that {kind} lacks, and lacks "
+            f"{sorted(new_keys - old_keys)[:5]} that {kind} needs")
+
+
+def _cpu_copy(value: Any) -> Any:
+    """A deep copy of a state dict with every tensor copied to the CPU (a backup that costs
+    no accelerator memory)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().to("cpu", copy=True)
+    if isinstance(value, dict):
+        return {k: _cpu_copy(v) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(_cpu_copy(v) for v in value)
+    return copy.deepcopy(value)
+
+
+def _snapshot(model: nn.Module, optimizer: Any, scheduler: Any) -> dict[str, Any]:
+    """Everything :func:`load_checkpoint` may change, to put back if applying fails."""
+    return {"model": _cpu_copy(model.state_dict()),
+            "optimizer": _cpu_copy(optimizer.state_dict()) if optimizer is not None else None,
+            "scheduler": copy.deepcopy(scheduler.state_dict()) if scheduler is not None else None,
+            "rng": rng_state()}
+
+
+def _restore(snapshot: dict[str, Any], model: nn.Module, optimizer: Any, scheduler: Any) -> None:
+    """Put back what :func:`_snapshot` saved."""
+    model.load_state_dict(snapshot["model"])
+    if optimizer is not None:
+        optimizer.load_state_dict(snapshot["optimizer"])
+    if scheduler is not None:
+        scheduler.load_state_dict(snapshot["scheduler"])
+    _apply_rng_state(snapshot["rng"])
+
+
+def load_checkpoint(
+    path: str | Path,
+    *,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer | None = None,
+    scheduler: Any | None = None,
+    map_location: str | torch.device = "cpu",
+    restore_rng: bool = True,
+) -> dict[str, Any]:
+    """Load a checkpoint written by :func:`save_checkpoint` into the given objects.
+
+    Loads with ``weights_only=True`` (no code in the file can run). Returns
+    ``{"step", "epoch", "extra"}``. Raises ``TypeError`` for arguments of the wrong type,
+    ``FileNotFoundError`` for a missing file, ``ValueError`` for an empty, truncated or
+    corrupt file (CRC32s are checked), for a file that is not such a checkpoint, for a device
+    this machine lacks, and for a checkpoint whose model, optimizer, scheduler or RNG state
+    does not fit the objects given (naming what differs). Everything is checked before
+    anything changes; if applying fails all the same, every object is restored and the
+    error is raised with a note saying so.
+    """
+    require_bool("restore_rng", restore_rng)
+    _check_objects(model, optimizer, scheduler)
+    path = _as_path(path)
+    _check_map_location(map_location)
+    payload = _read_payload(path, map_location)
+    _check_payload(path, payload)
+    target = unwrap_compiled(model)
+    state = _check_model_state(path, payload["model"], target)
+    if optimizer is not None:
+        _check_optimizer_state(path, payload["optimizer"], optimizer)
+    if scheduler is not None:
+        _check_scheduler_state(path, payload["scheduler"], scheduler)
+    if restore_rng:
+        try:
+            check_rng_state(payload["rng"])
+        except ValueError as err:
+            raise ValueError(f"{path}: {err}") from err
+    snapshot = _snapshot(target, optimizer, scheduler)
+    try:
+        target.load_state_dict(state)
+        if optimizer is not None:
+            optimizer.load_state_dict(payload["optimizer"])
+        if scheduler is not None:
+            scheduler.load_state_dict(payload["scheduler"])
+        if restore_rng:
+            _apply_rng_state(payload["rng"])
+    except BaseException as err:
+        _restore(snapshot, target, optimizer, scheduler)
+        note = getattr(err, "add_note", None)  # Python 3.11+
+        if note is not None:
+            note(f"load_checkpoint({str(path)!r}) failed while applying it; model, "
+                 "optimizer, scheduler and random generators were restored as they were")
+        raise
+    return {"step": payload["step"], "epoch": payload["epoch"], "extra": payload["extra"]}

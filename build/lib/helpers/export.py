@@ -1,0 +1,127 @@
+"""Export to ONNX with a dynamic batch, and verify the file against PyTorch (chapter 08)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .validate import require_instance, require_int, require_iterable, require_path
+
+
+def export_onnx(
+    model: nn.Module, example: torch.Tensor, path: str | Path, *, max_batch: int = 4096
+) -> Path:
+    """Export ``model`` (one tensor in, one out) to a single ONNX file with a dynamic batch.
+
+    Uses the current exporter (``torch.onnx.export(..., dynamo=True)``) with the first
+    dimension of the input declared dynamic. The model is put in eval mode first (and left in
+    it: dropout off, BatchNorm on its running statistics), then run once eagerly on
+    ``example``, so that an example the model cannot take (wrong dtype, wrong shape) fails
+    here with PyTorch's message instead of producing a file that fails at inference. The
+    exporter's progress messages are kept off the page; its errors are not.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    if not isinstance(example, torch.Tensor) or example.ndim < 1:
+        raise TypeError("example must be a tensor with a batch dimension")
+    path = require_path("path", path)
+    require_int("max_batch", max_batch, minimum=2)  # a batch of at most 1 is not dynamic
+    if example.shape[0] > max_batch:
+        raise ValueError(f"the example's batch ({example.shape[0]}) is larger than max_batch "
+                         f"({max_batch})")
+    model.eval()
+    _run_eagerly(model, example)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    batch = torch.export.Dim("batch", min=1, max=max_batch)
+    arg_name = _first_argument_name(model)
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.onnx.export(model, (example,), dynamo=True, external_data=False,
+                                    dynamic_shapes={arg_name: {0: batch}}, verbose=False)
+    program.save(str(path))
+    return path
+
+
+def _run_eagerly(model: nn.Module, example: torch.Tensor) -> None:
+    """Run ``model`` on ``example`` without a graph; a failure becomes a ``ValueError`` that
+    names the example's shape and dtype (the exporter would trace past some of them)."""
+    try:
+        with torch.no_grad():
+            model(example)
+    except Exception as err:
+        detail = (str(err).strip() or type(err).__name__).splitlines()[0]
+        raise ValueError(
+            f"the model fails on the example (shape {tuple(example.shape)}, dtype "
+            f"{example.dtype}) in eager mode, so its export would be wrong or fail later: "
+            f"{type(err).__name__}: {detail}") from err
+
+
+def _first_argument_name(model: nn.Module) -> str:
+    import inspect
+
+    params = [p for p in inspect.signature(model.forward).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not params:
+        raise TypeError("model.forward must take the input tensor as its first argument")
+    return params[0].name
+
+
+def onnx_session(path: str | Path):
+    """An onnxruntime CPU session for ``path``, with a clear error if onnxruntime is missing."""
+    try:
+        import onnxruntime
+    except ImportError as err:
+        raise ImportError("verifying an ONNX file needs onnxruntime: pip install onnxruntime") \
+            from err
+    path = require_path("path", path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no ONNX file at {path}")
+    return onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
+
+def verify_onnx(
+    path: str | Path, model: nn.Module, inputs: Sequence[torch.Tensor], atol: float = 1e-4
+) -> list[dict[str, float]]:
+    """Run each input through onnxruntime and the PyTorch model; one row per input with its
+    batch size, the max abs error and whether it is within ``atol``.
+
+    An input whose shape the ONNX file does not accept raises ``ValueError`` naming both shapes;
+    so do outputs of different shapes (broadcasting them would report a meaningless error),
+    and so does an empty ``inputs`` (nothing verified is not verified).
+    """
+    require_instance("model", model, nn.Module)
+    if isinstance(inputs, torch.Tensor):
+        raise TypeError("inputs must be a list of input batches; wrap a single batch x as [x]")
+    inputs = list(require_iterable("inputs", inputs))
+    if not inputs:
+        raise ValueError("inputs is empty: pass at least one input tensor to verify against")
+    for i, x in enumerate(inputs):
+        require_instance(f"inputs[{i}]", x, torch.Tensor)
+    if isinstance(atol, bool) or not isinstance(atol, (int, float)) or not atol >= 0:
+        raise ValueError(f"atol must be a non-negative number, got {atol!r}")
+    session = onnx_session(path)
+    declared = session.get_inputs()[0]
+    model.eval()
+    rows = []
+    for x in inputs:
+        if len(declared.shape) != x.ndim or any(
+            isinstance(d, int) and d != s for d, s in zip(declared.shape, x.shape, strict=True)
+        ):
+            raise ValueError(f"input of shape {tuple(x.shape)} does not fit the ONNX input "
+                             f"{declared.name!r} of shape {declared.shape}")
+        (got,) = session.run(None, {declared.name: x.cpu().numpy()})
+        with torch.no_grad():
+            expected = model(x).cpu()
+        if tuple(got.shape) != tuple(expected.shape):
+            raise ValueError(f"for an input of shape {tuple(x.shape)} the ONNX output has shape "
+                             f"{tuple(got.shape)} but the model's has shape "
+                             f"{tuple(expected.shape)}: not the same model")
+        error = (torch.from_numpy(got) - expected).abs().max().item()
+        rows.append({"batch": x.shape[0], "max_abs_error": error, "ok": error <= atol})
+    return rows

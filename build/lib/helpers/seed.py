@@ -1,0 +1,54 @@
+"""Reproducibility: seeding every random number generator a training script draws from, and
+the fingerprint that says whether two runs are bit-identical (chapters 00 and 04)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+
+import numpy as np
+import torch
+from torch import nn
+
+_MAX_SEED = 2**32 - 1  # NumPy's legacy global generator accepts seeds in [0, 2**32)
+
+
+def set_seed(seed: int, deterministic: bool = False) -> int:
+    """Seed Python's ``random``, NumPy's global generator, torch on CPU and every CUDA device.
+
+    Returns the seed so that a caller can record it. This makes CPU runs repeatable. With
+    ``deterministic=True`` it also asks for deterministic kernels (chapter 04, C16):
+    ``torch.use_deterministic_algorithms(True)``, cuDNN's benchmark off and deterministic on,
+    and ``CUBLAS_WORKSPACE_CONFIG`` for cuBLAS; an operation with no deterministic version
+    then raises. ``deterministic=False`` switches those settings back to PyTorch's defaults.
+    """
+    if not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic must be a bool, got {deterministic!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__} ({seed!r})")
+    seed = int(seed)
+    if not 0 <= seed <= _MAX_SEED:
+        raise ValueError(f"seed must be in [0, {_MAX_SEED}] (NumPy's range), got {seed}")
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # also seeds every CUDA device in current PyTorch
+    torch.cuda.manual_seed_all(seed)  # explicit, and harmless without a GPU
+    if deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(deterministic)
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cudnn.deterministic = deterministic
+    return seed
+
+
+def fingerprint(model: nn.Module) -> str:
+    """A short hash of every parameter's and buffer's bytes, in ``state_dict`` order (chapter
+    04): two runs are bit-identical exactly when their fingerprints agree."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"fingerprint needs an nn.Module, got {type(model).__name__}")
+    digest = hashlib.sha256()
+    for name, tensor in model.state_dict().items():
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]

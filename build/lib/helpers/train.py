@@ -1,0 +1,278 @@
+"""The training loop of chapter 03, packaged: one epoch, evaluation, and ``fit`` with a history.
+
+The step order is the one chapter 03 writes out and motivates:
+``zero_grad → forward → loss → backward → clip → step → scheduler``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from .validate import (
+    require_bool,
+    require_callable,
+    require_instance,
+    require_int,
+    require_iterable,
+)
+
+LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+MetricFn = Callable[[torch.Tensor, torch.Tensor], float]
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """What a per-step callback receives. The gradients of this step are still on the
+    parameters (``.grad``) when it is called."""
+
+    epoch: int
+    step: int  # global step, from 0
+    loss: float
+    grad_norm: float  # total gradient norm before clipping
+    lr: float
+
+
+@dataclass
+class History:
+    """Per-step and per-epoch records kept by :func:`fit`."""
+
+    step_loss: list[float] = field(default_factory=list)
+    step_grad_norm: list[float] = field(default_factory=list)
+    step_lr: list[float] = field(default_factory=list)
+    epoch_train_loss: list[float] = field(default_factory=list)
+    epoch_val_loss: list[float] = field(default_factory=list)
+    epoch_val_metric: list[float] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, list[float]]:
+        return asdict(self)
+
+
+def accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
+    """Fraction of rows whose largest logit is at the target class.
+
+    Logits holding a NaN or an infinity raise ``ValueError``: ``argmax`` of a row of NaNs is
+    0, so a diverged model would score the share of class 0 (all of it, on a batch of 0s).
+    """
+    require_instance("logits", logits, torch.Tensor)
+    require_instance("targets", targets, torch.Tensor)
+    if logits.ndim != 2 or targets.shape != logits.shape[:1]:
+        raise ValueError(
+            f"expected logits (N, C) and targets (N,), got {tuple(logits.shape)} "
+            f"and {tuple(targets.shape)}"
+        )
+    if logits.is_floating_point() and not bool(torch.isfinite(logits).all()):
+        bad = int((~torch.isfinite(logits)).any(dim=1).sum())
+        raise ValueError(f"logits are not finite (NaN or inf) in {bad} of {len(logits)} rows: "
+                         "the model has diverged; accuracy of such logits means nothing")
+    return (logits.argmax(dim=1) == targets).float().mean().item()
+
+
+def _model_device(model: nn.Module) -> torch.device:
+    require_instance("model", model, nn.Module)
+    try:
+        return next(model.parameters()).device
+    except StopIteration:
+        raise ValueError("the model has no parameters: nothing to train") from None
+
+
+def _batches(loader: Iterable) -> Iterable[tuple[torch.Tensor, torch.Tensor]]:
+    for batch in loader:
+        if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+            raise TypeError("the loader must yield (inputs, targets) pairs, got "
+                            f"{type(batch).__name__}")
+        yield batch[0], batch[1]
+
+
+def _check_optimizer(model: nn.Module, optimizer: torch.optim.Optimizer) -> None:
+    """Refuse an optimizer that holds none of ``model``'s parameters (compared by identity):
+    it would step other tensors and leave the model as it is, epoch after epoch."""
+    require_instance("optimizer", optimizer, torch.optim.Optimizer)
+    held = {id(p) for group in optimizer.param_groups for p in group["params"]}
+    if not any(id(p) in held for p in model.parameters()):
+        raise ValueError(
+            "the optimizer holds none of the model's parameters (was it built on another "
+            "model instance?); build it with torch.optim.X(model.parameters(), ...)")
+
+
+def _check_scheduler(scheduler: object) -> None:
+    if scheduler is not None and not callable(getattr(scheduler, "step", None)):
+        raise TypeError("scheduler must be None or an LR scheduler with a step() method, got "
+                        f"{type(scheduler).__name__}")
+
+
+def _check_loss(loss: torch.Tensor, epoch: int, step: int) -> None:
+    """Raise ``FloatingPointError`` for a non-finite loss, before it reaches the weights."""
+    if not bool(torch.isfinite(loss.detach()).all()):
+        raise FloatingPointError(
+            f"non-finite training loss {loss.item()} at epoch {epoch}, step {step} (global, "
+            "from 0); stopped before backward, so the weights are those of the previous step. "
+            "Look for NaN/inf in the inputs or a learning rate that is too large (chapter 05)")
+
+
+def _check_clip(max_grad_norm: float | None) -> float:
+    if max_grad_norm is None:
+        return math.inf
+    if isinstance(max_grad_norm, bool) or not isinstance(max_grad_norm, (int, float)) or not (
+        max_grad_norm > 0
+    ):
+        raise ValueError(f"max_grad_norm must be a positive number or None, got {max_grad_norm!r}")
+    return float(max_grad_norm)
+
+
+def train_one_epoch(
+    model: nn.Module,
+    loader: Iterable,
+    loss_fn: LossFn,
+    optimizer: torch.optim.Optimizer,
+    *,
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+    max_grad_norm: float | None = None,
+    on_step: Callable[[StepInfo], None] | None = None,
+    history: History | None = None,
+    epoch: int = 0,
+    progress: bool = False,
+    stop_on_nonfinite: bool = False,
+) -> float:
+    """Train for one pass over ``loader`` and return the mean training loss (per sample).
+
+    ``scheduler`` (if any) is stepped after every optimizer step, so give it a per-step
+    schedule. ``max_grad_norm`` clips the total gradient norm; the norm before clipping is
+    recorded either way. ``on_step`` is called after each step with a :class:`StepInfo`.
+    At the first NaN or infinite loss it warns (``RuntimeWarning``) and trains on, so that a
+    divergence can be studied from ``history``; ``stop_on_nonfinite=True`` raises
+    ``FloatingPointError`` (naming the epoch and step) there instead, before its backward
+    pass. An optimizer that holds none of the model's parameters raises ``ValueError``.
+    """
+    require_bool("progress", progress)
+    require_bool("stop_on_nonfinite", stop_on_nonfinite)
+    clip_at = _check_clip(max_grad_norm)
+    require_iterable("loader", loader)
+    require_callable("loss_fn", loss_fn)
+    _check_scheduler(scheduler)
+    if on_step is not None:
+        require_callable("on_step", on_step)
+    if history is not None:
+        require_instance("history", history, History)
+    require_int("epoch", epoch, minimum=0)
+    device = _model_device(model)
+    _check_optimizer(model, optimizer)
+    params = [p for p in model.parameters() if p.requires_grad]
+    model.train()
+    total_loss, n_seen, warned = 0.0, 0, False
+    step = len(history.step_loss) if history is not None else 0
+    total = len(loader) if hasattr(loader, "__len__") else None
+    batches = tqdm(_batches(loader), desc=f"epoch {epoch}", total=total, leave=False,
+                   disable=not progress)
+    for inputs, targets in batches:
+        inputs, targets = inputs.to(device), targets.to(device)
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(model(inputs), targets)
+        if stop_on_nonfinite:
+            _check_loss(loss, epoch, step)
+        loss.backward()
+        grad_norm = nn.utils.clip_grad_norm_(params, clip_at)
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+        loss_value, lr = loss.item(), optimizer.param_groups[0]["lr"]
+        if not math.isfinite(loss_value) and not warned:
+            warned = True  # never silent, but training on is what a divergence study needs
+            warnings.warn(f"the training loss is {loss_value} at epoch {epoch}, step {step}; "
+                          "training goes on and the weights are probably no longer finite. "
+                          "Pass stop_on_nonfinite=True to stop here (chapter 05: NaNGuard).",
+                          RuntimeWarning, stacklevel=2)
+        total_loss += loss_value * len(inputs)
+        n_seen += len(inputs)
+        if history is not None:
+            history.step_loss.append(loss_value)
+            history.step_grad_norm.append(grad_norm.item())
+            history.step_lr.append(lr)
+        if on_step is not None:
+            on_step(StepInfo(epoch, step, loss_value, grad_norm.item(), lr))
+        step += 1
+    if n_seen == 0:
+        raise ValueError("the loader yielded no batches")
+    return total_loss / n_seen
+
+
+def evaluate(
+    model: nn.Module, loader: Iterable, loss_fn: LossFn, metric: MetricFn = accuracy
+) -> dict[str, float]:
+    """Mean loss and metric over ``loader`` in eval mode without a graph; restores the mode."""
+    device = _model_device(model)
+    require_iterable("loader", loader)
+    require_callable("loss_fn", loss_fn)
+    require_callable("metric", metric)
+    was_training = model.training
+    model.eval()
+    total_loss = total_metric = 0.0
+    n_seen = 0
+    try:
+        with torch.no_grad():
+            for inputs, targets in _batches(loader):
+                inputs, targets = inputs.to(device), targets.to(device)
+                outputs = model(inputs)
+                total_loss += loss_fn(outputs, targets).item() * len(inputs)
+                total_metric += metric(outputs, targets) * len(inputs)
+                n_seen += len(inputs)
+    finally:
+        model.train(was_training)
+    if n_seen == 0:
+        raise ValueError("the loader yielded no batches")
+    return {"loss": total_loss / n_seen, "metric": total_metric / n_seen}
+
+
+def fit(
+    model: nn.Module,
+    train_loader: Iterable,
+    val_loader: Iterable | None,
+    loss_fn: LossFn,
+    optimizer: torch.optim.Optimizer,
+    *,
+    epochs: int,
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+    max_grad_norm: float | None = None,
+    metric: MetricFn = accuracy,
+    on_step: Callable[[StepInfo], None] | None = None,
+    progress: bool = True,
+    stop_on_nonfinite: bool = False,
+) -> History:
+    """Train for ``epochs`` epochs, evaluating on ``val_loader`` after each, and keep a history.
+
+    Set ``progress=False`` to hide the tqdm bars (the book does, to keep pages clean).
+    ``stop_on_nonfinite=True`` stops with ``FloatingPointError`` at the first NaN or infinite
+    loss, naming its epoch and step; the default trains on, as chapter 05 shows (its divergence
+    plot needs the steps after the NaN), and :class:`helpers.NaNGuard` is the hook for that.
+    """
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs must be a positive int, got {epochs!r}")
+    require_bool("progress", progress)
+    require_bool("stop_on_nonfinite", stop_on_nonfinite)
+    _check_clip(max_grad_norm)
+    _model_device(model)
+    _check_optimizer(model, optimizer)
+    require_iterable("train_loader", train_loader)
+    if val_loader is not None:
+        require_iterable("val_loader", val_loader)
+    require_callable("loss_fn", loss_fn)
+    require_callable("metric", metric)
+    history = History()
+    for epoch in tqdm(range(epochs), desc="epochs", disable=not progress):
+        train_loss = train_one_epoch(
+            model, train_loader, loss_fn, optimizer, scheduler=scheduler,
+            max_grad_norm=max_grad_norm, on_step=on_step, history=history, epoch=epoch,
+            progress=progress, stop_on_nonfinite=stop_on_nonfinite,
+        )
+        history.epoch_train_loss.append(train_loss)
+        if val_loader is not None:
+            result = evaluate(model, val_loader, loss_fn, metric)
+            history.epoch_val_loss.append(result["loss"])
+            history.epoch_val_metric.append(result["metric"])
+    return history
