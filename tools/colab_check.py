@@ -42,9 +42,14 @@ def pip(python: Path, *args: str) -> None:
 
 
 def build_wheel(out: Path) -> Path:
-    """The helpers as a wheel, as pip would build it from the repository on Colab."""
+    """The helpers as a wheel, as pip would build it from the repository on Colab (from a copy
+    of what the package is made of: setuptools would leave a build/ folder in the checkout)."""
+    source = out / "source"
+    shutil.copytree(ROOT / "src", source / "src",
+                    ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", source / "pyproject.toml")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out),
-                    str(ROOT)], check=True)
+                    str(source)], check=True)
     (wheel,) = out.glob("pytorch_book_helpers-*.whl")
     return wheel
 
