@@ -460,6 +460,18 @@ def test_extra_that_would_not_load_back_is_refused(tmp_path, extra, where, kind)
     assert path.read_bytes() == saved and [p.name for p in tmp_path.iterdir()] == ["c.pt"]
 
 
+def test_a_file_with_a_custom_object_is_refused_naming_its_class(tmp_path):
+    path = save_checkpoint(tmp_path / "c.pt", model=nn.Linear(2, 2))
+    payload = torch.load(path, weights_only=True)
+    torch.save({**payload, "extra": {"config": Config()}}, path)  # bypassing save_checkpoint
+    with pytest.raises(ValueError, match=r"\(global \S*test_checkpoint\.Config is not allowed\); "
+                                         r"refusing to unpickle it"):
+        load_checkpoint(path, model=nn.Linear(2, 2))
+    with pytest.raises(ValueError, match=r"refuses it \(global \S*test_checkpoint\.Config is not "
+                                         r"allowed\)"):
+        save_checkpoint(path, model=nn.Linear(2, 2), extra={"config": Config()})
+
+
 def test_extra_of_plain_types_and_tensors_round_trips(tmp_path):
     extra = {"config": {"lr": 0.1, "layers": [4, 8], "name": "mlp", "flags": (True, None)},
              "tags": {"a", "b"}, "mean": torch.ones(3)}  # torch's rule: a set loads back

@@ -2,6 +2,7 @@ import builtins
 import io
 import json
 import os
+import platform
 
 import pytest
 import torch
@@ -72,6 +73,12 @@ def test_log_file_gets_one_json_line_per_claim(tmp_path, monkeypatch):
     rows = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["id"], r["status"]) for r in rows] == [("C05", "held"), ("C06", "skipped")]
     assert rows[1]["reason"] == "not here" and rows[0]["device"] == "cpu"
+    # what the claims appendix shows beside each result: the versions and when it ran
+    for row in rows:
+        assert row["torch"] == torch.__version__ and row["python"] == platform.python_version()
+        assert row["statement"] in ("first", "second") and row["when"].endswith("+00:00")
+        assert isinstance(row["seconds"], float) and 0 <= row["seconds"] < 5
+        assert row["seconds"] == round(row["seconds"], 4)
 
 
 def test_no_log_without_the_variable(tmp_path, monkeypatch):

@@ -22,8 +22,9 @@ def test_wrong_answer_prints_hint_and_reraises(capsys):
 
 def test_missing_answer_says_define_it(capsys):
     with pytest.raises(NameError):
-        with check_exercise("ex01-3"):
+        with check_exercise("ex01-3") as check:
             undefined_answer  # noqa: B018, F821
+    assert check.status == "failed" and check.passed is False  # what the graders count
     out = capsys.readouterr().out
     assert "not yet" in out and "undefined_answer" in out and "define it" in out
 

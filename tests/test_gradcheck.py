@@ -114,3 +114,29 @@ def test_dtype_none_with_half_precision_inputs_is_refused():
 def test_dtype_must_be_a_torch_dtype():
     with pytest.raises(TypeError, match="dtype must be a torch.dtype"):
         numerical_grad(lambda x: x.sum(), torch.ones(2), dtype="float64")
+
+
+def test_compare_gradients_uses_the_step_it_is_given():
+    """x³ at 1: the central difference's error is h² exactly (f'''/6 · 2h²/2 = h²)."""
+    cube = lambda x: (x**3).sum()  # noqa: E731
+    x = torch.tensor([1.0], dtype=torch.float64)
+    (coarse,) = compare_gradients(cube, x, h=1e-1)
+    (fine,) = compare_gradients(cube, x)
+    assert coarse.max_abs_error == pytest.approx(1e-2, rel=1e-6)
+    assert fine.max_abs_error < 1e-8  # the default step is small (1e-6)
+
+
+def test_relative_error_is_relative_for_small_gradients():
+    """A gradient of 1e-3 with an error of 1e-9 has a relative error of 1e-6, not 1e-9."""
+    f = lambda x: 1e-3 * (x**3).sum() / 3  # noqa: E731  gradient 1e-3 x² = 1e-3 at x = 1
+    (error,) = compare_gradients(f, torch.tensor([1.0], dtype=torch.float64), h=1e-3)
+    assert error.max_abs_error == pytest.approx(1e-3 * 1e-6 / 3, rel=1e-3)
+    assert error.max_rel_error == pytest.approx(1e-6 / 3, rel=1e-3)
+
+
+def test_errors_are_reported_per_input_in_order_and_empty_inputs_have_none():
+    f = lambda x, y: (x * 2).sum() + (y**2).sum()  # noqa: E731
+    x, empty = torch.ones(3, dtype=torch.float64), torch.ones(0, dtype=torch.float64)
+    errors = compare_gradients(f, x, empty)
+    assert [e.input_index for e in errors] == [0, 1]
+    assert errors[1].max_abs_error == 0.0 and errors[1].max_rel_error == 0.0
