@@ -136,3 +136,31 @@ def test_verify_refuses_outputs_of_different_shapes(exported):
     with pytest.raises(ValueError, match=r"ONNX output has shape \(2, 3\) but the model's has "
                                          r"shape \(2, 1\)"):
         verify_onnx(path, OneOutput(), [torch.randn(2, 3, 2, 2)])
+
+
+def test_a_batch_guard_of_older_torch_is_met_by_declaring_the_batch_from_2(tmp_path,
+                                                                            monkeypatch):
+    """torch < 2.10 refuses a batch declared from 1 for adaptive pooling ("Constraints
+    violated (batch)"); the export is retried from 2, and only for that error."""
+    from helpers import export as export_module
+
+    real, calls = export_module._export, []
+
+    def older_torch(model, example, *, min_batch, max_batch):
+        calls.append(min_batch)
+        if min_batch == 1:
+            raise RuntimeError("Constraints violated (batch)! For more information, ...")
+        return real(model, example, min_batch=min_batch, max_batch=max_batch)
+
+    monkeypatch.setattr(export_module, "_export", older_torch)
+    model = nn.Sequential(nn.Linear(4, 3)).eval()
+    path = export_onnx(model, torch.randn(5, 4), tmp_path / "m.onnx")
+    assert calls == [1, 2]
+    assert all(r["ok"] for r in verify_onnx(path, model, [torch.randn(1, 4), torch.randn(9, 4)]))
+
+    def broken(model, example, *, min_batch, max_batch):
+        raise RuntimeError("some other export failure")
+
+    monkeypatch.setattr(export_module, "_export", broken)
+    with pytest.raises(RuntimeError, match="some other export failure"):
+        export_onnx(model, torch.randn(5, 4), tmp_path / "n.onnx")

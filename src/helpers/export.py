@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,14 +39,33 @@ def export_onnx(
     model.eval()
     _run_eagerly(model, example)
     path.parent.mkdir(parents=True, exist_ok=True)
-    batch = torch.export.Dim("batch", min=1, max=max_batch)
-    arg_name = _first_argument_name(model)
-    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        program = torch.onnx.export(model, (example,), dynamo=True, external_data=False,
-                                    dynamic_shapes={arg_name: {0: batch}}, verbose=False)
+    try:
+        program = _export(model, example, min_batch=1, max_batch=max_batch)
+    except Exception as err:
+        if "Constraints violated (batch)" not in str(err) or example.shape[0] < 2:
+            raise
+        # torch before 2.10 traces some operations (adaptive pooling) with a guard "batch > 1"
+        # and then refuses a batch declared from 1. The graph is the same for every batch, so
+        # declare it from 2: the file still takes a batch of 1 (verify_onnx checks that).
+        program = _export(model, example, min_batch=2, max_batch=max_batch)
     program.save(str(path))
     return path
+
+
+def _export(model: nn.Module, example: torch.Tensor, *, min_batch: int, max_batch: int):
+    """``torch.onnx.export`` with a dynamic first dimension, its progress messages hidden."""
+    batch = torch.export.Dim("batch", min=min_batch, max=max_batch)
+    guards = logging.getLogger("torch._guards")  # logs a traceback before the refusal above
+    level = guards.level
+    guards.setLevel(logging.CRITICAL)
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return torch.onnx.export(model, (example,), dynamo=True, external_data=False,
+                                     dynamic_shapes={_first_argument_name(model): {0: batch}},
+                                     verbose=False)
+        finally:
+            guards.setLevel(level)
 
 
 def _run_eagerly(model: nn.Module, example: torch.Tensor) -> None:
