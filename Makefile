@@ -171,7 +171,7 @@ stress: $(STAMP)
 
 # The lower bound of the supported torch range (pyproject.toml, README): every chapter under
 # nbmake in a second venv with that torch. Not part of `make test`: a second torch install.
-TORCH_OLDEST ?= torch==2.11.0 torchvision==0.26.0
+TORCH_OLDEST ?= torch==2.9.1 torchvision==0.24.1
 VENV_OLDEST ?= .venv-oldest
 test-oldest:
 	test -x "$(VENV_OLDEST)/bin/python" || "$(PYTHON)" -m venv "$(VENV_OLDEST)"
