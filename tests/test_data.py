@@ -115,3 +115,46 @@ def test_pad_collate_refuses_sequences_of_different_dtypes():
         pad_collate(batch)
     padded, _, _ = pad_collate([(s.float(), label) for s, label in batch])  # the fix it names
     assert padded[1, 0, 0].item() == pytest.approx(0.7)
+
+
+def test_digits_are_scaled_to_the_unit_interval_and_split_reproducibly():
+    train, val = digits_split()
+    x = torch.cat([train.tensors[0], val.tensors[0]])
+    assert x.dtype == torch.float32 and x.min() == 0.0 and x.max() == 1.0  # 0..16 / 16
+    assert len(val) == round(1797 * 0.2) and len(train) + len(val) == 1797
+    image, label = val[0]  # items are (image, label) pairs in both splits
+    assert image.shape == (64,) and label.dtype == torch.int64
+    assert torch.equal(digits_split(seed=0)[1].tensors[0], val.tensors[0])  # the default seed
+    assert not torch.equal(digits_split(seed=1)[1].tensors[0], val.tensors[0])
+    assert len(digits_split(val_fraction=1 / 1797)[1]) == 1  # the smallest split allowed
+
+
+def test_color_images_hold_every_class_a_noisy_background_and_one_blob():
+    images, labels = make_color_images(400, seed=0)
+    assert set(labels.tolist()) == set(range(len(COLOR_NAMES)))
+    size, sides = images.shape[1], []
+    for image, label in zip(images[:80], labels[:80], strict=True):
+        rgb = torch.tensor([[220, 40, 40], [40, 200, 60], [50, 70, 230], [225, 210, 40]])[label]
+        blob = (image.long() - (rgb * 0.7).long() >= 0).all(-1) & (image.long() <= rgb).all(-1)
+        rows, cols = blob.any(1).nonzero(), blob.any(0).nonzero()
+        side = len(rows)
+        assert len(cols) == side  # one square blob
+        sides.append(side)
+        background = image[~blob]
+        assert background.max() < 60  # dark noise, below every colour's channels
+    assert min(sides) == size // 4 and max(sides) == size // 2
+    assert images[..., 0].min() == 0 and images.amax() >= 200
+    first_rows = torch.stack([(images[i].max(-1).values > 60).any(1).nonzero()[0]
+                              for i in range(200)]).flatten()
+    assert first_rows.min() == 0  # a blob can touch the top edge
+
+
+def test_sequence_lengths_are_long_tailed_around_20_and_labels_follow_the_first_feature():
+    data = SequenceDataset(2000)
+    lengths = torch.tensor(data.lengths, dtype=torch.float32)
+    assert 4 <= lengths.min() and lengths.max() <= 256
+    assert 16 <= lengths.median() <= 25  # log-normal: median e^3 ≈ 20
+    assert (lengths > 100).float().mean() < 0.06  # a long tail, not a wide one
+    assert data.sequences[0].shape[1] == 8
+    assert data.labels == [int(s[:, 0].sum() > 0) for s in data.sequences]
+    assert torch.equal(SequenceDataset(5)[3][0], SequenceDataset(5, seed=0)[3][0])

@@ -200,3 +200,19 @@ def test_epoch_loss_is_the_mean_per_sample_not_per_batch():
     assert train_loss == pytest.approx(weighted, rel=1e-6)
     assert evaluate(model, loader, nn.functional.cross_entropy)["loss"] == pytest.approx(
         weighted, rel=1e-6)
+
+
+@pytest.mark.parametrize("with_history", [True, False])
+def test_on_step_gets_what_history_records(with_history):
+    """Chapter 05's recorders read StepInfo: its step count, loss, norm and lr must be true."""
+    model, seen = make_model(), []
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    history = History() if with_history else None
+    train_one_epoch(model, DataLoader(make_data(), 32), nn.functional.cross_entropy, optimizer,
+                    on_step=seen.append, history=history, epoch=2)
+    assert [(i.epoch, i.step) for i in seen] == [(2, 0), (2, 1), (2, 2)]
+    assert all(i.lr == 0.05 for i in seen)
+    if with_history:
+        assert [i.loss for i in seen] == history.step_loss
+        assert [i.grad_norm for i in seen] == history.step_grad_norm
+    assert all(math.isfinite(i.loss) and i.grad_norm > 0 for i in seen)
