@@ -216,3 +216,45 @@ def test_on_step_gets_what_history_records(with_history):
         assert [i.loss for i in seen] == history.step_loss
         assert [i.grad_norm for i in seen] == history.step_grad_norm
     assert all(math.isfinite(i.loss) and i.grad_norm > 0 for i in seen)
+
+
+def test_fit_passes_clipping_metric_and_records_validation():
+    """fit is train_one_epoch + evaluate per epoch: what it is given must reach them."""
+    loader, val = DataLoader(make_data(), batch_size=16), DataLoader(make_data(64, 1), 32)
+    a, b = make_model(), make_model()
+    opt_a = torch.optim.SGD(a.parameters(), lr=0.5, momentum=0.9)
+    opt_b = torch.optim.SGD(b.parameters(), lr=0.5, momentum=0.9)
+    hand_written_epoch(a, loader, opt_a, max_norm=0.05)
+    fit(b, loader, None, nn.functional.cross_entropy, opt_b, epochs=1, max_grad_norm=0.05)
+    for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
+        assert torch.equal(pa, pb)  # clipped exactly as by hand
+
+    def always_half(logits, targets):
+        return 0.5
+
+    model = make_model()
+    history = fit(model, loader, val, nn.functional.cross_entropy,
+                  torch.optim.SGD(model.parameters(), lr=0.1), epochs=2, metric=always_half)
+    assert history.epoch_val_metric == [0.5, 0.5]
+    assert all(isinstance(v, float) and v > 0 for v in history.epoch_val_loss)
+    assert len(history.epoch_val_loss) == 2
+
+
+def test_evaluate_averages_the_metric_over_samples():
+    model, data = make_model(), make_data(50, 3)
+    result = evaluate(model, DataLoader(data, batch_size=16), nn.functional.cross_entropy)
+    model.eval()
+    with torch.no_grad():
+        logits = model(data.tensors[0])
+    expected = (logits.argmax(1) == data.tensors[1]).float().mean().item()
+    assert result["metric"] == pytest.approx(expected, abs=1e-6)
+    assert result["loss"] == pytest.approx(
+        nn.functional.cross_entropy(logits, data.tensors[1]).item(), rel=1e-5)
+
+
+def test_a_loader_of_triples_is_refused():
+    triples = [(torch.randn(4, 5), torch.zeros(4, dtype=torch.long), torch.ones(4))]
+    model = make_model()
+    with pytest.raises(TypeError, match="pairs"):
+        train_one_epoch(model, triples, nn.functional.cross_entropy,
+                        torch.optim.SGD(model.parameters(), lr=0.1))
