@@ -21,8 +21,7 @@ def digits_split(
         raise TypeError(f"val_fraction must be a number, got {val_fraction!r}")
     if not 0 < val_fraction < 1:
         raise ValueError(f"val_fraction must be strictly between 0 and 1, got {val_fraction}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {seed!r}")
+    require_int("seed", seed)
     from sklearn.datasets import load_digits  # imported here: only this helper needs it
 
     images, labels = load_digits(return_X_y=True)
@@ -53,10 +52,9 @@ def make_color_images(
     :data:`COLOR_NAMES`. Blob position, size and brightness and the background noise vary,
     so only the colour tells the classes apart.
     """
-    _check_count("n", n)
-    _check_count("size", size, minimum=8)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {seed!r}")
+    require_int("n", n, minimum=1)
+    require_int("size", size, minimum=8)
+    require_int("seed", seed)
     gen = torch.Generator().manual_seed(seed)
     labels = torch.randint(0, len(COLOR_NAMES), (n,), generator=gen)
     images = torch.randint(0, 60, (n, size, size, 3), generator=gen)
@@ -81,10 +79,10 @@ class SequenceDataset(torch.utils.data.Dataset):
     def __init__(
         self, n: int, min_len: int = 4, max_len: int = 256, features: int = 8, seed: int = 0
     ) -> None:
-        _check_count("n", n)
-        _check_count("min_len", min_len)
-        _check_count("features", features)
-        _check_count("max_len", max_len)
+        require_int("n", n, minimum=1)
+        require_int("min_len", min_len, minimum=1)
+        require_int("features", features, minimum=1)
+        require_int("max_len", max_len, minimum=1)
         require_int("seed", seed)
         if max_len < min_len:
             raise ValueError(f"max_len ({max_len}) must be at least min_len ({min_len})")
@@ -151,10 +149,3 @@ def _label_tensor(index: int, label: object) -> torch.Tensor:
     except (TypeError, RuntimeError, ValueError) as err:
         raise TypeError(f"label {index} of the batch must be a number or a tensor, got "
                         f"{type(label).__name__}") from err
-
-
-def _check_count(name: str, value: int, minimum: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import logging
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from .quiet import quiet_logger
 from .validate import require_instance, require_int, require_iterable, require_path
 
 
@@ -55,17 +55,13 @@ def export_onnx(
 def _export(model: nn.Module, example: torch.Tensor, *, min_batch: int, max_batch: int):
     """``torch.onnx.export`` with a dynamic first dimension, its progress messages hidden."""
     batch = torch.export.Dim("batch", min=min_batch, max=max_batch)
-    guards = logging.getLogger("torch._guards")  # logs a traceback before the refusal above
-    level = guards.level
-    guards.setLevel(logging.CRITICAL)
-    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+    # torch._guards logs a traceback before the refusal that export_onnx retries
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(), \
+            quiet_logger("torch._guards"):
         warnings.simplefilter("ignore")
-        try:
-            return torch.onnx.export(model, (example,), dynamo=True, external_data=False,
-                                     dynamic_shapes={_first_argument_name(model): {0: batch}},
-                                     verbose=False)
-        finally:
-            guards.setLevel(level)
+        return torch.onnx.export(model, (example,), dynamo=True, external_data=False,
+                                 dynamic_shapes={_first_argument_name(model): {0: batch}},
+                                 verbose=False)
 
 
 def _run_eagerly(model: nn.Module, example: torch.Tensor) -> None:

@@ -10,22 +10,14 @@ from typing import TypeVar
 
 import torch
 
+from .quiet import quiet_logger
 
-def _import_benchmark():
-    """``torch.utils.benchmark`` imports ``cpp_extension``, which logs "No CUDA runtime is
-    found" on a machine that has nvcc but no GPU; nothing here compiles, so that line would
-    only clutter every chapter's first output."""
-    log = logging.getLogger("torch.utils.cpp_extension")
-    level = log.level
-    log.setLevel(logging.ERROR)
-    try:
-        import torch.utils.benchmark as module
-    finally:
-        log.setLevel(level)
-    return module
+# torch.utils.benchmark imports cpp_extension, which logs "No CUDA runtime is found" on a
+# machine that has nvcc but no GPU; nothing here compiles, so that line would only clutter
+# every chapter's first output.
+with quiet_logger("torch.utils.cpp_extension", logging.ERROR):
+    import torch.utils.benchmark as benchmark
 
-
-benchmark = _import_benchmark()
 
 
 @dataclass
