@@ -81,3 +81,16 @@ def test_field_guide_links_resolve_to_chapters():
     for href in links:
         page = href.split("#")[0]
         assert (HTML / "book" / page).exists(), href
+
+
+# Chapter 00 is about the set-up and has nothing to plot; every other chapter shows at least one
+# figure made by its own executed code (issue: pictures where people would rather look than read).
+@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if not c.stem.startswith("00")],
+                         ids=lambda p: p.stem)
+def test_chapter_shows_a_figure_from_its_own_execution(chapter):
+    images = [img["src"] for img in page(chapter).select(".cell_output img")]
+    assert images, f"{chapter.stem}: no figure among the executed outputs"
+    for src in images:
+        path = (HTML / "book" / src).resolve()
+        assert path.suffix == ".png" and path.is_file(), src
+        assert path.read_bytes().startswith(b"\x89PNG") and path.stat().st_size > 5_000, src

@@ -5,9 +5,9 @@ import re
 from tools import claims_appendix as appendix
 
 
-def test_ledger_lists_c01_to_c39_once():
+def test_ledger_lists_c01_to_c45_once():
     ledger = appendix.load_ledger()
-    assert sorted(ledger) == [f"C{i:02d}" for i in range(1, 40)]
+    assert sorted(ledger) == [f"C{i:02d}" for i in range(1, 46)]
     assert all(entry["statement"].strip() for entry in ledger.values())
 
 

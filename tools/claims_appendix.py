@@ -1,7 +1,7 @@
 """Render the claims appendix (book/appendix_claims.md) from the ledger, the chapters and
 the records the claim cells wrote.
 
-- the ledger: ``claims/ledger.yml`` (every claim, C01-C39);
+- the ledger: ``claims/ledger.yml`` (every claim, C01-C45);
 - where each claim is checked: every ``claim("Cxx", ...)`` in ``book/NN_topic.md``, with the
   section heading above it (linked);
 - the latest result on CPU and on GPU: JSON lines written through ``BOOK_CLAIMS_LOG`` into

@@ -9,9 +9,10 @@ Every process (rank) builds the same model from the same seed, wraps it in
 ``DistributedSampler``. DDP all-reduces (averages) the gradients during ``backward()``, so
 after each step every rank holds the same parameters. The script records, per rank, the
 sample indices it trained on in the first step and its parameters after that step
-(``DIR/rank{r}.pt``), the parameters at the end, and the wall-clock time; only rank 0 writes
-the summary ``DIR/summary.json``. ``--crash-rank R`` makes rank R fail after the first step,
-to show what a learner sees when a process dies.
+(``DIR/rank{r}.pt``), the parameters at the end, its loss at every step and the wall-clock
+time; only rank 0 writes the summary ``DIR/summary.json``, with each step's loss averaged
+over the ranks (with equal shards, the loss on the combined batch). ``--crash-rank R`` makes
+rank R fail after the first step, to show what a learner sees when a process dies.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)
     args.out.mkdir(parents=True, exist_ok=True)
 
-    start, step = time.perf_counter(), 0
+    start, step, losses = time.perf_counter(), 0, []
     for epoch in range(args.epochs):
         sampler.set_epoch(epoch)  # a different shuffle each epoch, the same on every rank
         for inputs, targets, indices in loader:
@@ -91,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             loss = nn.functional.cross_entropy(model(inputs.to(device)), targets.to(device))
             loss.backward()  # DDP averages the gradients across ranks here
             optimizer.step()
+            losses.append(loss.item())  # this rank's mean loss on its shard of the batch
             step += 1
             if step == 1:
                 torch.save({"indices": indices, "loss": loss.item(),
@@ -102,12 +104,16 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - start
     final = [p.detach().cpu() for p in model.module.parameters()]
     torch.save(final, args.out / f"final{rank}.pt")
-    times = [None] * world
-    dist.all_gather_object(times, elapsed)  # metrics are collected, then reported once
+    gathered = [None] * world
+    dist.all_gather_object(gathered, (elapsed, losses))  # collected, then reported once
+    times = [seconds for seconds, _ in gathered]
+    per_rank_losses = [rank_losses for _, rank_losses in gathered]
+    loss_per_step = [sum(at_step) / world for at_step in zip(*per_rank_losses, strict=True)]
     dist.barrier()  # every rank has written its files before rank 0 summarises
     if rank == 0:
         summary = {"world_size": world, "backend": dist.get_backend(), "steps": step,
-                   "seconds_per_rank": times, "batch_per_rank": BATCH_PER_RANK}
+                   "seconds_per_rank": times, "batch_per_rank": BATCH_PER_RANK,
+                   "loss_per_step": loss_per_step}
         (args.out / "summary.json").write_text(json.dumps(summary))
         print(f"rank 0: {step} steps on each of {world} ranks in {max(times):.2f} s", flush=True)
     dist.destroy_process_group()
