@@ -29,7 +29,7 @@ ASSETS := _vendor/ASSETS.json
 help:
 	@echo "make book   build the book into _build/html (sets everything up first)"
 	@echo "make test   run every check: lint, unit tests, notebooks (nbmake), -W build"
-	@echo "make sync   regenerate notebooks/ from book/"
+	@echo "make sync   regenerate notebooks/ from book/ (and book/zh/'s code, notebooks/zh/)"
 	@echo "make bench  time each notebook on this machine"
 	@echo "make stress run the chapters with timing claims 5 times, then 2 under load"
 	@echo "make student            write the student edition (no solutions) into student/"
@@ -68,14 +68,16 @@ book: sync $(ASSETS)
 	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/book.jsonl" "$(BIN)/jupyter-book" build -W --keep-going .
 	"$(BIN)/python" -m tools.claims_appendix
 	"$(BIN)/jupyter-book" build -W --keep-going .
-	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
+	"$(BIN)/python" -m tools.zh_edition build
+	@echo "The book is at file://$(CURDIR)/_build/html/index.html (中文: _build/html/zh/)"
 
 lint: $(STAMP)
 	"$(BIN)/ruff" check src tests tools book/_ext notebooks
 
 unit: $(STAMP)
 	"$(BIN)/python" -m pytest -q -n $(UNIT_WORKERS) tests --ignore=tests/test_built_book.py \
-	  --ignore=tests/test_student_edition_runs.py --ignore=tests/test_grade_class.py
+	  --ignore=tests/test_built_book_zh.py --ignore=tests/test_student_edition_runs.py \
+	  --ignore=tests/test_grade_class.py
 
 # Each chapter is executed once, here: nbmake runs a copy of notebooks/ and keeps the outputs,
 # which then go into the jupyter-cache that the book build reads.
@@ -92,11 +94,13 @@ appendix: $(STAMP)
 	"$(BIN)/python" -m tools.claims_appendix
 
 # The test build renders from the cache that `make nbmake` filled: it must execute nothing.
+# The Chinese edition (book/zh/ -> _build/html/zh/) has the English code, so the same records.
 build-book: appendix $(ASSETS)
 	mkdir -p "$(CLAIMS)"
 	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/book.jsonl" "$(BIN)/jupyter-book" build -W \
 	  --keep-going . 2>&1 | tee _build/build.log
-	if grep -n "Executing notebook" _build/build.log; then
+	"$(BIN)/python" -m tools.zh_edition build 2>&1 | tee _build/build-zh.log
+	if grep -n "Executing notebook" _build/build.log _build/build-zh.log; then
 	  echo "the build executed a chapter that nbmake had run: the cache did not match"; exit 1
 	fi
 
@@ -104,7 +108,7 @@ build-book: appendix $(ASSETS)
 # this machine has no Chromium: .ci/run installs it).
 html-test: $(STAMP)
 	BOOK_REQUIRE_HTML=1 "$(BIN)/python" -m pytest -q -rs tests/test_built_book.py \
-	  tests/test_site_offline.py
+	  tests/test_built_book_zh.py tests/test_site_offline.py
 
 # The student edition of every chapter, executed once each, with every exercise's wrong
 # answers and solution tried in the same kernel (tests/test_student_edition_runs.py).

@@ -18,6 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
 NOTEBOOKS = ROOT / "notebooks"
 CHAPTER_GLOB = "[0-9][0-9]_*.md"
+# The Chinese edition: book/zh/NN_topic.md beside book/NN_topic.md, notebooks in notebooks/zh/
+# (tools/zh_edition.py checks and syncs it).
+ZH = "zh"
 
 EXERCISE_RE = re.compile(
     rf":::\{{exercise\}}\n:label: (?P<label>{LABEL_PATTERN})\n(?P<body>.*?)\n:::\n", re.S)
@@ -27,11 +30,48 @@ SOLUTION_RE = re.compile(
 CHECK_RE = re.compile(rf'check_exercise\("(?P<label>{LABEL_PATTERN})"\)')
 STUB_MARKER = "# Your answer to"
 STUB_RE = re.compile(rf"^{re.escape(STUB_MARKER)} (?P<label>{LABEL_PATTERN}):")
+# A code cell of a MyST notebook, fence to fence, with its options (``:tags:``) and source.
+CODE_CELL_RE = re.compile(r"^(?P<fence>`{3,})\{code-cell\}[^\n]*\n.*?^(?P=fence)[ \t]*$",
+                          re.M | re.S)
+# The YAML front matter at the top of a chapter (jupytext's header and the kernelspec).
+FRONT_MATTER_RE = re.compile(r"\A---\n(?P<yaml>.*?\n)---\n", re.S)
+CLAIM_ID_RE = re.compile(r"\bC\d\d\b")
 
 
 def chapters(book: Path = BOOK) -> list[Path]:
     """The chapters ``book/NN_topic.md``, in order."""
     return sorted(book.glob(CHAPTER_GLOB))
+
+
+def code_cells(text: str) -> list[str]:
+    """The code cells of a chapter's MyST text, each exactly as written (fences included).
+
+    Refuses text where this count disagrees with jupytext's (a fence this rule misreads).
+    """
+    blocks = [m.group(0) for m in CODE_CELL_RE.finditer(text)]
+    parsed = [c for c in jupytext.reads(text, fmt="md:myst").cells if c.cell_type == "code"]
+    if len(blocks) != len(parsed):
+        raise ValueError(f"found {len(blocks)} code-cell fences but jupytext reads "
+                         f"{len(parsed)} code cells")
+    return blocks
+
+
+def markdown_cells(text: str) -> list[str]:
+    """The sources of a chapter's markdown cells, as jupytext reads them (no front matter)."""
+    return [c.source for c in jupytext.reads(text, fmt="md:myst").cells
+            if c.cell_type == "markdown"]
+
+
+def headings(markdown: str) -> list[tuple[int, str, int]]:
+    """(level, text, line index) of each heading of markdown text; code blocks do not count."""
+    from markdown_it import MarkdownIt
+
+    found = []
+    tokens = MarkdownIt("commonmark").parse(markdown)
+    for opening, inline in zip(tokens, tokens[1:], strict=False):
+        if opening.type == "heading_open":
+            found.append((int(opening.tag[1]), inline.content.strip(), opening.map[0]))
+    return found
 
 
 def notebook_for(chapter: Path, notebooks: Path = NOTEBOOKS) -> Path:

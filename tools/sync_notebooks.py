@@ -1,8 +1,10 @@
 """Generate notebooks/NN_topic.ipynb from book/NN_topic.md (``make sync``).
 
 Also writes the repository URL from _config.yml into each chapter's Colab install line, so
-that the URL is edited in one place. ``--check`` changes nothing and exits 1 when a notebook
-is missing, stale, has outputs, or has no chapter.
+that the URL is edited in one place, and then brings the Chinese edition in step
+(tools/zh_edition.py: the English code cells into book/zh/, notebooks/zh/ from them).
+``--check`` changes nothing and exits 1 when a notebook is missing, stale, has outputs, or
+has no chapter, or when a Chinese chapter's code differs from the English one's.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from tools import chapter_format
+from tools import chapter_format, zh_edition
 from tools.chapter_format import ROOT, ipynb_from_myst
 
 BOOK = chapter_format.BOOK
@@ -69,7 +71,7 @@ def problems() -> list[str]:
     expected = {notebook_for(c).name for c in chapters()}
     found += [f"{p.name}: no chapter in book/" for p in NOTEBOOKS.glob("*.ipynb")
               if p.name not in expected]
-    return found
+    return found + zh_edition.sync_problems(BOOK, NOTEBOOKS)
 
 
 def sync() -> None:
@@ -88,6 +90,7 @@ def sync() -> None:
     for orphan in NOTEBOOKS.glob("*.ipynb"):
         if orphan.name not in {notebook_for(c).name for c in chapters()}:
             print(f"note: notebooks/{orphan.name} has no chapter; delete it or add the chapter")
+    zh_edition.sync(BOOK, NOTEBOOKS)  # after the install lines: it copies the code cells
 
 
 def main() -> int:
@@ -99,7 +102,11 @@ def main() -> int:
         for issue in issues:
             print(issue)
         return 1 if issues else 0
-    sync()
+    try:
+        sync()
+    except zh_edition.CodeCellsMismatch as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
     return 0
 
 
