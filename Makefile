@@ -65,6 +65,7 @@ sync: $(STAMP)
 book: sync $(ASSETS)
 	mkdir -p "$(CLAIMS)"
 	"$(BIN)/python" -m tools.claims_appendix
+	"$(BIN)/python" -m tools.glossary
 	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/book.jsonl" "$(BIN)/jupyter-book" build -W --keep-going .
 	"$(BIN)/python" -m tools.claims_appendix
 	"$(BIN)/jupyter-book" build -W --keep-going .
@@ -90,8 +91,10 @@ nbmake: $(STAMP)
 	  --nbmake-timeout=300 -n $(NB_WORKERS) --durations=0 "$(EXECUTED)"
 	"$(BIN)/python" -m tools.cache_executed "$(EXECUTED)"
 
+# The claims ledger (both editions) and the Chinese edition's glossary, generated pages
 appendix: $(STAMP)
 	"$(BIN)/python" -m tools.claims_appendix
+	"$(BIN)/python" -m tools.glossary
 
 # The test build renders from the cache that `make nbmake` filled: it must execute nothing.
 # The Chinese edition (book/zh/ -> _build/html/zh/) has the English code, so the same records.

@@ -76,26 +76,50 @@ def test_language_links_resolve_both_ways(page):
 
 
 def test_pages_without_a_translation_have_no_language_link():
-    translated = {p.stem for p in PAGES}
+    translated = {p.stem for p in PAGES + zh_edition.appendices()}
     untranslated = [p for p in (HTML / "book").glob("*.html") if p.stem not in translated]
     assert untranslated, "every English page is translated: pick another check"
     for page in untranslated:
         assert language_links(page) == [], page.name
 
 
+def search_index() -> dict:
+    text = (ZH / "searchindex.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("(") + 1:text.rindex(")")])
+
+
+def pages_found(index: dict, word: str, where: str = "terms") -> set[str]:
+    """The pages Sphinx's search lists for one word (from the text, or the titles)."""
+    found = index[where].get(word, [])
+    return {index["docnames"][i] for i in (found if isinstance(found, list) else [found])}
+
+
 def test_chinese_search_finds_chapter_00():
     """Sphinx's Chinese search (jieba) indexes Chinese words, from the text and the titles."""
-    text = (ZH / "searchindex.js").read_text(encoding="utf-8")
-    index = json.loads(text[text.index("(") + 1:text.rindex(")")])
-    setup = index["docnames"].index("00_setup")
+    index = search_index()
+    assert "00_setup" in pages_found(index, "自旋"), "a word of chapter 00's text"
+    assert "00_setup" in pages_found(index, "诊断")
+    assert "00_setup" in pages_found(index, "驱动", "titleterms"), "a word of one of its headings"
 
-    def docs(mapping: dict, word: str) -> list[int]:
-        found = mapping.get(word, [])
-        return found if isinstance(found, list) else [found]
 
-    assert setup in docs(index["terms"], "自旋"), "a word of chapter 00's text"
-    assert setup in docs(index["terms"], "诊断")
-    assert setup in docs(index["titleterms"], "驱动"), "a word of one of its headings"
+# What a Chinese reader searches for, and the chapter that must come up (issue: 中文版 (1), (2))
+SEARCHES = {"梯度": "01_autograd", "梯度裁剪": "03_training", "随机种子": "04_reproducibility",
+            "显存": "06_memory", "梯度累积": "06_memory", "断点续训": "07_checkpoints"}
+
+
+@pytest.mark.parametrize("word, chapter", SEARCHES.items(), ids=list(SEARCHES))
+def test_chinese_search_finds_the_chapter_that_teaches_a_term(word, chapter):
+    if not (ROOT / "book" / "zh" / f"{chapter}.md").exists():
+        pytest.skip(f"{chapter} is not translated yet")
+    index = search_index()
+    assert chapter in pages_found(index, word) | pages_found(index, word, "titleterms")
+
+
+@pytest.mark.parametrize("appendix", ["appendix_claims", "appendix_glossary"])
+def test_the_chinese_appendices_are_built(appendix):
+    html = soup(ZH / f"{appendix}.html")
+    assert zh_edition.CJK_RE.search(html.select_one("main h1").get_text())
+    assert len(html.select("main table tbody tr")) >= 40
 
 
 def test_the_chinese_site_opens_on_its_front_page():

@@ -2,6 +2,8 @@
 
 import re
 
+import pytest
+
 from tools import claims_appendix as appendix
 
 
@@ -73,3 +75,36 @@ def test_a_claim_checked_in_parts_shows_each_part():
     row = next(line for line in appendix.render(ledger, sites, records).splitlines()
                if line.startswith("| C23"))
     assert "*memory:* **held**" in row and "*speed:* **skipped** (needs CUDA)" in row
+
+
+def test_every_claim_has_a_chinese_statement_and_each_note_a_chinese_note():
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    for claim_id, entry in appendix.load_ledger().items():
+        assert cjk.search(entry.get("statement_zh", "")), f"{claim_id}: no statement_zh"
+        assert ("note" in entry) == ("note_zh" in entry), f"{claim_id}: note without note_zh"
+        if "note_zh" in entry:
+            assert cjk.search(entry["note_zh"]), claim_id
+
+
+def test_the_chinese_appendix_links_translated_chapters_and_the_english_pages_otherwise():
+    ledger = {"C01": {"statement": "s", "statement_zh": "论断一", "note": "n",
+                      "note_zh": "只在周二"},
+              "C02": {"statement": "t", "statement_zh": "论断二"},
+              "C03": {"statement": "u", "statement_zh": "论断三"}}
+    en_sites = {"C01": [appendix.Site("01_x", "01 · X", "A section", "a-section")],
+                "C02": [appendix.Site("02_y", "02 · Y", "Other", "other")]}
+    zh_sites = {"C01": [appendix.Site("01_x", "01 · 甲", "一节", "一节")]}
+    records = [record("C01", "held", "cpu", "2026-05-01T10:00:00+00:00")]
+    rows = {line[2:5]: line for line in
+            appendix.render_zh(ledger, en_sites, zh_sites, records).splitlines()
+            if line.startswith("| C")}
+    assert "[01 · 一节](01_x.md#一节)" in rows["C01"] and "**成立**" in rows["C01"]
+    assert "*在哪里不成立：*只在周二" in rows["C01"]
+    assert '<a href="../book/02_y.html#other">02 · Other</a>（英文）' in rows["C02"]
+    assert "尚未在 CPU 上运行" in rows["C02"] and "尚未在 GPU 上运行" in rows["C02"]
+    assert "**缺失**" in rows["C03"]
+
+
+def test_the_chinese_appendix_refuses_a_claim_without_a_chinese_statement():
+    with pytest.raises(ValueError, match="no statement_zh for C02"):
+        appendix.render_zh({"C01": {"statement_zh": "有"}, "C02": {"statement": "s"}}, {}, {}, [])

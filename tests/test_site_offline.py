@@ -220,6 +220,29 @@ def test_search_works_offline(browser):
     assert not visit.outside, visit.outside
 
 
+@pytest.mark.parametrize("query, chapter", [("梯度", "01_autograd"), ("梯度裁剪", "03_training")])
+def test_chinese_search_works_offline(browser, query, chapter):
+    """The Chinese site's search (jieba's words in the index; the glossary's terms whole)."""
+    if not (HTML / "zh" / f"{chapter}.html").exists():
+        pytest.skip(f"{chapter} is not in the Chinese edition yet")
+    page, visit = open_page(browser, (HTML / "zh" / "search.html").as_uri() + f"?q={query}")
+    page.wait_for_selector("#search-results li a", timeout=30_000)
+    hrefs = page.eval_on_selector_all("#search-results li a", "links => links.map(a => a.href)")
+    page.close()
+    assert any(f"zh/{chapter}.html" in h for h in hrefs), hrefs
+    assert not visit.outside, visit.outside
+
+
+def test_the_language_links_work_both_ways_in_the_browser(browser):
+    page, _ = open_page(browser, (HTML / "book" / "00_setup.html").as_uri())
+    page.click("p.language-link a")
+    page.wait_for_url("**/zh/00_setup.html")
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    page.click("p.language-link a")
+    page.wait_for_url("**/book/00_setup.html")
+    page.close()
+
+
 def test_a_cdn_script_put_back_is_caught(browser):
     """The check can fail: chapter 01 with MathJax from jsDelivr again."""
     cdn = "https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js"

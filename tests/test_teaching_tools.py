@@ -93,3 +93,18 @@ def test_an_answer_cell_that_raises_is_failed_not_unattempted(tmp_path):
     report = grade(tmp_path / "a.ipynb")
     assert report.results["ex99-2"] == "failed"
     assert "your cell raised ValueError: oops" in report.details["ex99-2"]
+
+
+@pytest.mark.parametrize("chapter", chapter_format.chapters(ROOT / "book" / "zh"),
+                         ids=lambda p: p.stem)
+def test_the_chinese_student_edition_has_the_english_code(chapter, student_dir):
+    """The grader reads code cells and the checks' verdicts only: equal code, equal grading."""
+    zh = nbformat.read(student_dir / "zh" / f"{chapter.stem}.ipynb", as_version=4)
+    en = nbformat.read(student_dir / f"{chapter.stem}.ipynb", as_version=4)
+    def code(nb):
+        return [c.source for c in nb.cells if c.cell_type == "code"]
+    assert code(zh) == code(en) and any(STUB_MARKER in c for c in code(zh))
+    prose = "\n".join(c.source for c in zh.cells if c.cell_type == "markdown")
+    for label in chapter_format.exercise_labels(chapter.read_text(encoding="utf-8")):
+        assert f"**练习 {label}.**" in prose
+    assert "translation" not in zh.metadata.get("jupytext", {})

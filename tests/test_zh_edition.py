@@ -299,8 +299,10 @@ def test_the_chinese_toc_lists_the_translated_pages_in_the_english_order():
     files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
     order = [c["file"].removeprefix("book/") for part in english["parts"]
              for c in part["chapters"]]
-    assert files == [f for f in order if (BOOK / "zh" / f"{f}.md").exists()]
-    assert "00_setup" in files
+    only_chinese = [p.stem for p in zh_edition.appendices() if p.stem not in order]
+    assert files == [f for f in order if (BOOK / "zh" / f"{f}.md").exists()] + only_chinese
+    assert "00_setup" in files and "appendix_glossary" in only_chinese
+    assert toc["parts"][-1]["caption"] == "附录" and files[-1] == "appendix_glossary"
 
 
 def test_language_link_and_colab_urls():

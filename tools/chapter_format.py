@@ -105,13 +105,18 @@ def stub(label: str) -> str:
     )
 
 
-def student_text(chapter_text: str) -> str:
+# How the student edition names an exercise (its directive is gone), per edition
+EXERCISE_WORD = {"en": "Exercise", "zh": "练习"}
+
+
+def student_text(chapter_text: str, language: str = "en") -> str:
     """The MyST source of a chapter with its solutions replaced by stubs."""
     labels = exercise_labels(chapter_text)
     text, count = SOLUTION_RE.subn(lambda m: stub(m["label"]), chapter_text)
     if count != len(labels):
         raise ValueError(f"{len(labels)} exercises but {count} solution blocks")
-    return EXERCISE_RE.sub(lambda m: f"**Exercise {m['label']}.** {m['body'].strip()}\n", text)
+    word = EXERCISE_WORD[language]
+    return EXERCISE_RE.sub(lambda m: f"**{word} {m['label']}.** {m['body'].strip()}\n", text)
 
 
 def ipynb_from_myst(text: str) -> str:

@@ -1,5 +1,5 @@
-"""Render the claims appendix (book/appendix_claims.md) from the ledger, the chapters and
-the records the claim cells wrote.
+"""Render the claims appendix (book/appendix_claims.md, and the Chinese edition's
+book/zh/appendix_claims.md) from the ledger, the chapters and the records the claim cells wrote.
 
 - the ledger: ``claims/ledger.yml`` (every claim, C01-C45);
 - where each claim is checked: every ``claim("Cxx", ...)`` in ``book/NN_topic.md``, with the
@@ -8,7 +8,9 @@ the records the claim cells wrote.
   ``_build/claims/`` by this machine's runs, and any committed under ``claims/records/``
   (e.g. from a GPU machine).
 
-A claim that no cell checks is shown as missing; one that never ran, as not run.
+A claim that no cell checks is shown as missing; one that never ran, as not run. The Chinese
+page uses each entry's ``statement_zh`` (and ``note_zh``), links to the Chinese chapter where it
+is translated and to the English page otherwise.
 """
 
 from __future__ import annotations
@@ -22,11 +24,19 @@ from pathlib import Path
 import yaml
 from myst_parser.mdit_to_docutils.base import default_slugify
 
-from tools.chapter_format import BOOK, ROOT, chapters
+from tools.chapter_format import BOOK, ROOT, ZH, chapters
 
 LEDGER = ROOT / "claims" / "ledger.yml"
 RECORD_DIRS = [ROOT / "_build" / "claims", ROOT / "claims" / "records"]
 OUTPUT = ROOT / "book" / "appendix_claims.md"
+OUTPUT_ZH = ROOT / "book" / ZH / "appendix_claims.md"
+# The words of a result, in each edition (the records themselves stay English)
+WORDS = {
+    "en": {"held": "held", "failed": "failed", "skipped": "skipped", "torch": "torch",
+           "not_run": "not run on {what} yet", "cpu": "a CPU", "gpu": "a GPU", "whole": "whole"},
+    "zh": {"held": "成立", "failed": "不成立", "skipped": "跳过", "torch": "torch",
+           "not_run": "尚未在 {what} 上运行", "cpu": "CPU", "gpu": "GPU", "whole": "整体"},
+}
 CLAIM_RE = re.compile(r'claim\(\s*"(C\d\d)"')
 HEADING_RE = re.compile(r"^(#{1,3}) (.+)$")
 
@@ -87,23 +97,25 @@ def latest(records: list[dict], claim_id: str, device_type: str, part: str = "")
     return max(mine, key=lambda r: r["when"]) if mine else None
 
 
-def _status(record: dict | None, what: str) -> str:
+def _status(record: dict | None, what: str, lang: str = "en") -> str:
+    words = WORDS[lang]
     if record is None:
-        return f"not run on {what} yet"
+        return words["not_run"].format(what=what)
     reason = f" ({record['reason']})" if record.get("reason") else ""
     if len(reason) > 90:
         reason = reason[:87] + "...)"
-    return (f"**{record['status']}**{reason}<br>{record['when'][:10]}, "
-            f"torch {record['torch']}")
+    status = words.get(record["status"], record["status"])
+    return f"**{status}**{reason}<br>{record['when'][:10]}, torch {record['torch']}"
 
 
-def results(records: list[dict], claim_id: str, device_type: str, what: str) -> str:
+def results(records: list[dict], claim_id: str, device_type: str, what: str,
+            lang: str = "en") -> str:
     """The table cell of one claim on one kind of device: one line per part it is checked in."""
     parts = sorted({r.get("part", "") for r in records if r.get("id") == claim_id}) or [""]
     if parts == [""]:
-        return _status(latest(records, claim_id, device_type), what)
-    return "<br>".join(f"*{part or 'whole'}:* "
-                       f"{_status(latest(records, claim_id, device_type, part), what)}"
+        return _status(latest(records, claim_id, device_type), what, lang)
+    return "<br>".join(f"*{part or WORDS[lang]['whole']}:* "
+                       f"{_status(latest(records, claim_id, device_type, part), what, lang)}"
                        for part in parts)
 
 
@@ -115,8 +127,8 @@ def render(ledger: dict[str, dict], sites: dict[str, list[Site]], records: list[
             counts["checked"] += 1
             links = "<br>".join(f"[{s.title.split(' · ')[0]} · {s.section}]"
                                 f"({s.chapter}.md#{s.anchor})" for s in where)
-            cpu = results(records, claim_id, "cpu", "a CPU")
-            gpu = results(records, claim_id, "cuda", "a GPU")
+            cpu = results(records, claim_id, "cpu", WORDS["en"]["cpu"])
+            gpu = results(records, claim_id, "cuda", WORDS["en"]["gpu"])
         else:
             counts["missing"] += 1
             links, cpu, gpu = "**missing**: no cell checks it", "", ""
@@ -143,13 +155,72 @@ def render(ledger: dict[str, dict], sites: dict[str, list[Site]], records: list[
     ])
 
 
+def _zh_link(site: Site, translated: dict[str, list[Site]]) -> str:
+    """A link to where a claim is checked, from the Chinese appendix: the Chinese section when
+    the chapter is translated, the English page (an HTML link into the English site) if not."""
+    number = site.title.split(" · ")[0]
+    if site.chapter in translated:
+        return f"[{number} · {site.section}]({site.chapter}.md#{site.anchor})"
+    return (f'<a href="../book/{site.chapter}.html#{site.anchor}">{number} · {site.section}'
+            "</a>（英文）")
+
+
+def render_zh(ledger: dict[str, dict], sites: dict[str, list[Site]],
+              zh_sites: dict[str, list[Site]], records: list[dict]) -> str:
+    """The Chinese claims appendix: ``statement_zh`` of every entry (refused when missing)."""
+    missing = sorted(c for c, entry in ledger.items() if not entry.get("statement_zh"))
+    if missing:
+        raise ValueError(f"claims/ledger.yml: no statement_zh for {', '.join(missing)}")
+    by_chapter: dict[str, list[Site]] = {}
+    for where in zh_sites.values():
+        for site in where:
+            by_chapter.setdefault(site.chapter, []).append(site)
+    rows, checked = [], 0
+    for claim_id, entry in sorted(ledger.items()):
+        where = zh_sites.get(claim_id) or sites.get(claim_id, [])
+        if where:
+            checked += 1
+            links = "<br>".join(_zh_link(s, by_chapter) for s in where)
+            cpu = results(records, claim_id, "cpu", WORDS["zh"]["cpu"], "zh")
+            gpu = results(records, claim_id, "cuda", WORDS["zh"]["gpu"], "zh")
+        else:
+            links, cpu, gpu = "**缺失**：没有单元格检查它", "", ""
+        statement = entry["statement_zh"].replace("|", "\\|")
+        if entry.get("note_zh"):
+            statement += "<br><br>*在哪里不成立：*" + entry["note_zh"].replace("|", "\\|")
+        rows.append(f"| {claim_id} | {statement} | {links} | {cpu} | {gpu} |")
+    return "\n".join([
+        "# 附录 · 论断清单",
+        "",
+        "本书的每一个论断都由一个单元格检查：它计算证据并断言。本页列出全部论断、各自在哪里检查，"
+        "以及该检查在 CPU 和 GPU 上的最新结果（日期与 PyTorch 版本）。本页由 "
+        "`tools/claims_appendix.py` 根据论断单元格在 `make test` 和 `make book` 时写下的记录生成；"
+        "GPU 机器上的结果保存在 `claims/records/`。结果一栏的原因说明来自代码的输出，保持英文。",
+        "",
+        f"{len(ledger)} 个论断中有 {checked} 个有检查它的单元格"
+        + (f"；{len(ledger) - checked} 个缺失。" if checked < len(ledger) else "。"),
+        "",
+        "| 编号 | 论断 | 在哪里检查 | CPU 上的最新结果 | GPU 上的最新结果 |",
+        "| --- | --- | --- | --- | --- |",
+        *rows,
+        "",
+    ])
+
+
+def write_if_changed(path: Path, text: str) -> None:
+    """Write ``text``, unless the file holds it already (no new mtime: no Sphinx re-read)."""
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        print(f"{path.relative_to(ROOT)} is up to date")
+        return
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path.relative_to(ROOT)}")
+
+
 def main() -> int:
-    text = render(load_ledger(), claim_sites(), load_records())
-    if OUTPUT.exists() and OUTPUT.read_text(encoding="utf-8") == text:
-        print(f"{OUTPUT.relative_to(ROOT)} is up to date")  # no new mtime: no Sphinx re-read
-        return 0
-    OUTPUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUTPUT.relative_to(ROOT)}")
+    ledger, sites, records = load_ledger(), claim_sites(), load_records()
+    write_if_changed(OUTPUT, render(ledger, sites, records))
+    if OUTPUT_ZH.parent.is_dir():
+        write_if_changed(OUTPUT_ZH, render_zh(ledger, sites, claim_sites(BOOK / ZH), records))
     return 0
 
 

@@ -1,6 +1,7 @@
 """Write the student edition: notebooks without solutions (``make student``), and run it.
 
-For every chapter ``book/NN_topic.md`` it writes ``student/NN_topic.ipynb`` in which each
+For every chapter ``book/NN_topic.md`` it writes ``student/NN_topic.ipynb`` (and, for the
+Chinese edition's ``book/zh/NN_topic.md``, ``student/zh/NN_topic.ipynb``) in which each
 exercise's solution (everything from ``solution-start`` to ``solution-end``, prose and code)
 is replaced by one code cell that raises ``NotImplementedError`` with a hint, the exercise
 text becomes plain markdown, and the check cells stay. Outputs are empty.
@@ -21,17 +22,36 @@ from pathlib import Path
 
 import nbformat
 
-from tools.chapter_format import ROOT, chapters, ipynb_from_myst, solution_code, student_text
+from tools import zh_edition
+from tools.chapter_format import (
+    BOOK,
+    ROOT,
+    ZH,
+    chapters,
+    ipynb_from_myst,
+    solution_code,
+    student_text,
+)
 from tools.grade import Report, Runner, cell_error, execute_graded
 
 
 def write_student_edition(out_dir: Path, book_dir: Path | None = None) -> list[Path]:
+    """``out_dir/NN_topic.ipynb`` for every chapter, and ``out_dir/zh/NN_topic.ipynb`` for every
+    chapter of the Chinese edition: the same code cells (check cells and stubs included), so
+    the grader, which reads only code and the checks' verdicts, grades either."""
+    book_dir = book_dir or BOOK
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for chapter in chapters(book_dir) if book_dir else chapters():
+    for chapter in chapters(book_dir):
         target = out_dir / chapter.with_suffix(".ipynb").name
         target.write_text(ipynb_from_myst(student_text(chapter.read_text(encoding="utf-8"))),
                           encoding="utf-8")
+        written.append(target)
+    for chapter in chapters(book_dir / ZH):
+        target = out_dir / ZH / chapter.with_suffix(".ipynb").name
+        target.parent.mkdir(exist_ok=True)
+        zh_text = student_text(chapter.read_text(encoding="utf-8"), language=ZH)
+        target.write_text(zh_edition.notebook_text(zh_text), encoding="utf-8")
         written.append(target)
     return written
 
