@@ -73,10 +73,12 @@ class CodeCellsMismatch(ValueError):
 
 # ----------------------------------------------------------------------------- the pages
 def pages(book: Path = BOOK) -> list[Path]:
-    """The Chinese pages: ``book/zh/intro.md`` (when translated) and the chapters."""
+    """The translated pages: ``book/zh/intro.md``, the chapters and the translated appendices
+    (the field guide; not the generated ones), each where it exists."""
     zh = book / ZH
     intro = [zh / INTRO] if (zh / INTRO).exists() else []
-    return intro + chapter_format.chapters(zh)
+    translated = [p for p in sorted(zh.glob(APPENDIX_GLOB)) if p.stem not in GENERATED]
+    return intro + chapter_format.chapters(zh) + translated
 
 
 def english_for(page: Path, book: Path = BOOK) -> Path:
