@@ -346,3 +346,28 @@ def test_a_line_break_inside_chinese_text_is_found_and_unwrap_joins_it(sandbox):
 ])
 def test_unwrap(text, joined):
     assert zh_edition.unwrap(text) == joined
+
+
+# ------------------------------------------------------------------------------- links
+def test_links_to_english_sections_get_the_chinese_anchors_and_the_rest_is_reported(sandbox):
+    book, notebooks = sandbox
+    zh = book / "zh" / "00_demo.md"
+    en_anchor = "eager-execution-the-graph-is-built-while-your-code-runs"
+    zh.write_text(zh.read_text(encoding="utf-8") + (
+        f"\n见[甲](00_demo.md#{en_anchor})和[乙](#device-agnostic-code)。\n"), encoding="utf-8")
+    assert "book/zh/00_demo.md: links to English section anchors; `make sync` puts the Chinese " \
+           "ones in" in zh_edition.problems(book, notebooks)
+    zh_edition.sync(book, notebooks)
+    text = zh.read_text(encoding="utf-8")
+    headings = zh_edition._anchors(text)
+    english = zh_edition._anchors((book / "00_demo.md").read_text(encoding="utf-8"))
+    assert f"(00_demo.md#{headings[english.index(en_anchor)]})" in text
+    assert f"(#{headings[english.index('device-agnostic-code')]})" in text
+    assert en_anchor not in text and zh_edition.problems(book, notebooks) == []
+    zh.write_text(text + "\n另见[丙](05_debugging.md#x)和[丁](00_demo.md#nowhere)。\n",
+                  encoding="utf-8")
+    found = zh_edition.problems(book, notebooks)
+    assert "book/zh/00_demo.md: links to 05_debugging.md#x, which has no Chinese edition yet" \
+        in found
+    assert "book/zh/00_demo.md: links to 00_demo.md#nowhere, a section neither edition has" \
+        in found

@@ -74,6 +74,18 @@ def headings(markdown: str) -> list[tuple[int, str, int]]:
     return found
 
 
+def plain_heading(heading: str) -> str:
+    """Heading text as rendered (no inline-code or emphasis markup), which is what MyST slugs."""
+    return re.sub(r"[`*]", "", heading).strip()
+
+
+def heading_anchor(heading: str) -> str:
+    """The anchor MyST gives a heading (``myst_heading_anchors`` in _config.yml)."""
+    from myst_parser.mdit_to_docutils.base import default_slugify
+
+    return default_slugify(plain_heading(heading))
+
+
 def notebook_for(chapter: Path, notebooks: Path = NOTEBOOKS) -> Path:
     """Where ``make sync`` writes a chapter's ``.ipynb``."""
     return notebooks / chapter.with_suffix(".ipynb").name

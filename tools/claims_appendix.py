@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from myst_parser.mdit_to_docutils.base import default_slugify
 
-from tools.chapter_format import BOOK, ROOT, ZH, chapters
+from tools.chapter_format import BOOK, ROOT, ZH, chapters, heading_anchor, plain_heading
 
 LEDGER = ROOT / "claims" / "ledger.yml"
 RECORD_DIRS = [ROOT / "_build" / "claims", ROOT / "claims" / "records"]
@@ -53,11 +52,6 @@ def load_ledger(path: Path = LEDGER) -> dict[str, dict]:
     return {entry["id"]: entry for entry in yaml.safe_load(path.read_text(encoding="utf-8"))}
 
 
-def _plain(heading: str) -> str:
-    """Heading text as rendered (no markup), which is what MyST slugs."""
-    return re.sub(r"[`*]", "", heading).strip()
-
-
 def claim_sites(book: Path = BOOK) -> dict[str, list[Site]]:
     """For each claim ID used in a chapter, where (chapter and section) it is checked."""
     sites: dict[str, list[Site]] = {}
@@ -71,10 +65,10 @@ def claim_sites(book: Path = BOOK) -> dict[str, list[Site]]:
             if heading:
                 level, text = len(heading[1]), heading[2]
                 if level == 1:
-                    title = _plain(text)
-                section = _plain(text)
+                    title = plain_heading(text)
+                section = plain_heading(text)
             for claim_id in CLAIM_RE.findall(line):
-                site = Site(chapter.stem, title, section, default_slugify(section))
+                site = Site(chapter.stem, title, section, heading_anchor(section))
                 if site not in sites.setdefault(claim_id, []):
                     sites[claim_id].append(site)
     return sites

@@ -324,6 +324,63 @@ def problems(book: Path = BOOK, notebooks: Path = NOTEBOOKS) -> list[str]:
         found += cjk_problems(zh_text, name)
         found += line_break_problems(zh_text, name, page)
         found += stale_problems(zh_text, en_text, name, page)
+        found += link_problems(zh_text, name, page, book)
+    return found
+
+
+# ------------------------------------------------------------------------------- links
+# A link to a section, [text](05_debugging.md#anchor) or [text](#anchor): the anchor is MyST's
+# slug of the heading. A Chinese page's headings are Chinese, so are its anchors; translators
+# keep the English link and `make sync` puts the Chinese anchor in (by heading position:
+# the structure check keeps the headings of both editions in step).
+LINK_RE = re.compile(r"\]\((?P<page>(?:[\w-]+)\.md)?#(?P<anchor>[^)\s]+)\)")
+
+
+def _anchors(text: str) -> list[str]:
+    body = FRONT_MATTER_RE.sub("", text, count=1)  # or its closing --- reads as a heading
+    return [chapter_format.heading_anchor(h) for level, h, _ in headings(body) if level <= 3]
+
+
+def localize_links(zh_text: str, page: Path, book: Path = BOOK) -> tuple[str, list[str]]:
+    """``zh_text`` with each English section anchor replaced by the Chinese page's anchor for
+    the same heading, and the problems found: a link to a page with no Chinese edition yet, or
+    an anchor neither edition has."""
+    cache: dict[str, tuple[list[str], list[str]]] = {}
+    problems: list[str] = []
+
+    def anchors_of(name: str) -> tuple[list[str], list[str]] | None:
+        if name not in cache:
+            en, zh = book / name, book / ZH / name
+            if not (en.exists() and zh.exists()):
+                return None
+            zh_source = zh_text if zh == page else zh.read_text(encoding="utf-8")
+            cache[name] = (_anchors(en.read_text(encoding="utf-8")), _anchors(zh_source))
+        return cache[name]
+
+    def replace(match: re.Match) -> str:
+        name, anchor = match["page"] or page.name, match["anchor"]
+        found = anchors_of(name)
+        if found is None:
+            problems.append(f"links to {name}#{anchor}, which has no Chinese edition yet")
+            return match[0]
+        en_anchors, zh_anchors = found
+        if anchor in zh_anchors:
+            return match[0]
+        if anchor in en_anchors and len(en_anchors) == len(zh_anchors):
+            target = zh_anchors[en_anchors.index(anchor)]
+            return match[0].replace(f"#{anchor})", f"#{target})")
+        problems.append(f"links to {name}#{anchor}, a section neither edition has")
+        return match[0]
+
+    return LINK_RE.sub(replace, zh_text), problems
+
+
+def link_problems(zh_text: str, name: str, page: Path, book: Path = BOOK) -> list[str]:
+    localized, problems = localize_links(zh_text, page, book)
+    found = [f"{name}: {problem}" for problem in problems]
+    if localized != zh_text:
+        found.append(f"{name}: links to English section anchors; `make sync` puts the Chinese "
+                     "ones in")
     return found
 
 
@@ -357,6 +414,7 @@ def sync(book: Path = BOOK, notebooks: Path = NOTEBOOKS) -> None:
             continue
         text = page.read_text(encoding="utf-8")
         new = with_english_code(text, english.read_text(encoding="utf-8"), name)
+        new, _ = localize_links(new, page, book)  # `check` reports what it cannot localize
         if new != text:
             page.write_text(new, encoding="utf-8")
             print(f"wrote {name} (code cells from {_rel(english, book)})")
