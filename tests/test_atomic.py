@@ -39,3 +39,28 @@ def test_only_dead_writers_temporaries_are_removed(tmp_path):
     assert remove_stale_temps(target) == [f".f.bin.{dead}.abc123.tmp"]
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         f".f.bin.{alive}.def456.tmp", ".other.bin.1.xyz.tmp"]
+
+
+def test_where_a_directory_cannot_be_opened_it_is_not(tmp_path, monkeypatch):
+    """Windows cannot os.open a directory: the write still lands, with no directory fsync."""
+    from helpers import atomic
+
+    opened = []
+    real_open = os.open
+    monkeypatch.setattr(atomic, "_CAN_FSYNC_DIRECTORY", False)
+    monkeypatch.setattr(atomic.os, "open", lambda *a, **k: opened.append(a) or real_open(*a, **k))
+    target = tmp_path / "f.bin"
+    write_atomically(target, lambda f: f.write(b"data"))
+    assert target.read_bytes() == b"data"
+    assert opened and not any(str(a[0]) == str(tmp_path) for a in opened)
+    assert atomic._CAN_FSYNC_DIRECTORY is False
+
+
+def test_on_posix_the_directory_is_fsynced(tmp_path, monkeypatch):
+    from helpers import atomic
+
+    opened = []
+    real_open = os.open
+    monkeypatch.setattr(atomic.os, "open", lambda *a, **k: opened.append(a) or real_open(*a, **k))
+    write_atomically(tmp_path / "f.bin", lambda f: f.write(b"data"))
+    assert os.name != "posix" or any(str(a[0]) == str(tmp_path) for a in opened)

@@ -76,8 +76,14 @@ def remove_stale_temps(path: Path) -> list[str]:
     return removed
 
 
+_CAN_FSYNC_DIRECTORY = os.name == "posix"
+
+
 def _fsync_directory(directory: Path) -> None:
-    """Make a rename inside ``directory`` durable."""
+    """Make a rename inside ``directory`` durable (POSIX; Windows cannot open a directory,
+    and its rename is made durable by the file system's own journal)."""
+    if not _CAN_FSYNC_DIRECTORY:
+        return
     dir_fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

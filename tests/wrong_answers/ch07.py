@@ -7,22 +7,33 @@ _REMAINING = (
     "    train, _ = digits_split(seed=0)\n"
     "    return [y for _, y in {batches}]\n")
 
+_CLEAN = (
+    "def clean_keys(state_dict):\n"
+    "    cleaned = {{}}\n"
+    "    for key, value in state_dict.items():\n"
+    "{body}"
+    "    return cleaned\n")
+
 WRONG = {
     "ex07-1": [
-        ("def strip_prefix(state_dict, prefix):  # lstrip removes characters, not a prefix\n"
-         "    return {k.lstrip(prefix): v for k, v in state_dict.items()}\n",
-         "['a.alpha'] should become ['alpha'], got ['lpha']"),
-        ("def strip_prefix(state_dict, prefix):  # replace also removes it inside a key\n"
-         "    return {k.replace(prefix, ''): v for k, v in state_dict.items()}\n",
-         "['xa.y'] should become ['xa.y'], got ['xy']"),
-        ("def strip_prefix(state_dict, prefix):  # cuts every key, prefixed or not\n"
-         "    return {k[len(prefix):]: v for k, v in state_dict.items()}\n",
-         "['x'] should become ['x'], got ['']"),
-        ("def strip_prefix(state_dict, prefix):  # renames the keys of the argument in place\n"
-         "    for k in [k for k in state_dict if k.startswith(prefix)]:\n"
-         "        state_dict[k[len(prefix):]] = state_dict.pop(k)\n"
-         "    return state_dict\n",
-         "return a new dict, leave the argument as it was"),
+        ("def restore_rng(state):  # forgets NumPy\n"
+         "    torch.set_rng_state(state['torch'])\n"
+         "    random.setstate(state['python'])\n",
+         "NumPy draws differ after restore_rng(state)"),
+        ("def restore_rng(state):  # forgets Python's random\n"
+         "    torch.set_rng_state(state['torch'])\n"
+         "    name, keys, *rest = state['numpy']\n"
+         "    np.random.set_state((name, keys.numpy().astype(np.uint32), *rest))\n",
+         "Python's random draws differ after restore_rng(state)"),
+        ("def restore_rng(state):  # seeds again instead of restoring the state\n"
+         "    set_seed(0)\n",
+         "torch draws differ after restore_rng(state)"),
+        ("def restore_rng(state):  # takes the state apart: it cannot be restored twice\n"
+         "    torch.set_rng_state(state.pop('torch'))\n"
+         "    random.setstate(state.pop('python'))\n"
+         "    name, keys, *rest = state.pop('numpy')\n"
+         "    np.random.set_state((name, keys.numpy().astype(np.uint32), *rest))\n",
+         "restore_rng changed the state it was given"),
     ],
     "ex07-2": [
         ("def load_backbone(model, state_dict):  # strict=False still refuses other shapes\n"
@@ -66,5 +77,26 @@ WRONG = {
         (_REMAINING.format(batches="resumable.epoch_batches(digits_split(seed=0)[1], epoch, "
                                    "seed=0, start=start)"),
          "from batch 5 on, epoch 1 has"),
+    ],
+    "ex07-4": [
+        (_CLEAN.format(body="        # each prefix once, in one order\n"
+                            "        name = key.removeprefix('_orig_mod.')"
+                            ".removeprefix('module.')\n"
+                            "        cleaned[name] = value\n"),
+         "should become ['calls', 'body.0.weight'], got ['_orig_mod.calls'"),
+        (_CLEAN.format(body="        # replace removes the prefixes inside a key too\n"
+                            "        cleaned[key.replace('_orig_mod.', '').replace('module.', '')]"
+                            " = value\n"),
+         "['body.module.w'] should become ['body.module.w'], got ['body.w']"),
+        (_CLEAN.format(body="        # lstrip removes characters, not a prefix\n"
+                            "        name = key.lstrip('_orig_mod.').lstrip('module.')\n"
+                            "        cleaned[name] = value\n"),
+         "should become ['calls', 'body.0.weight'], got ['_orig_mod.calls'"),
+        (_CLEAN.format(body="        # a collision silently keeps the last value\n"
+                            "        name = key\n"
+                            "        while name.startswith(('_orig_mod.', 'module.')):\n"
+                            "            name = name.split('.', 1)[1]\n"
+                            "        cleaned[name] = value\n"),
+         "'module.w' and 'w' both become 'w': raise ValueError"),
     ],
 }
