@@ -1,4 +1,5 @@
 import builtins
+import warnings
 
 import pytest
 import torch
@@ -58,9 +59,12 @@ def test_wrong_input_shape_is_a_clear_error(exported):
         verify_onnx(path, model, [torch.randn(2, 3, 5, 5)])
 
 
-def test_fixed_batch_model_exports_with_a_fixed_batch(tmp_path):
-    path = export_onnx(FixedBatch(), torch.randn(4, 3, 2, 2), tmp_path / "fixed.onnx")
-    assert onnx_session(path).get_inputs()[0].shape[0] == 4  # specialised, silently
+def test_fixed_batch_model_exports_with_a_fixed_batch_and_a_warning(tmp_path):
+    # the exporter itself is silent: it applies torch.export's suggested fix (batch = 4)
+    with pytest.warns(UserWarning, match=r"declared dynamic, but the exported file fixes it "
+                                         r"to 4"):
+        path = export_onnx(FixedBatch(), torch.randn(4, 3, 2, 2), tmp_path / "fixed.onnx")
+    assert onnx_session(path).get_inputs()[0].shape[0] == 4
     with pytest.raises(ValueError, match="does not fit"):
         verify_onnx(path, FixedBatch(), [torch.randn(2, 3, 2, 2)])
 
@@ -140,8 +144,8 @@ def test_verify_refuses_outputs_of_different_shapes(exported):
 
 def test_a_batch_guard_of_older_torch_is_met_by_declaring_the_batch_from_2(tmp_path,
                                                                             monkeypatch):
-    """torch < 2.10 refuses a batch declared from 1 for adaptive pooling ("Constraints
-    violated (batch)"); the export is retried from 2, and only for that error."""
+    """torch < 2.10 refuses a batch declared from 1 for some models ("Constraints violated
+    (batch)"); the export is retried from 2, and only for that error."""
     from helpers import export as export_module
 
     real, calls = export_module._export, []
@@ -164,3 +168,19 @@ def test_a_batch_guard_of_older_torch_is_met_by_declaring_the_batch_from_2(tmp_p
     monkeypatch.setattr(export_module, "_export", broken)
     with pytest.raises(RuntimeError, match="some other export failure"):
         export_onnx(model, torch.randn(5, 4), tmp_path / "n.onnx")
+
+
+def test_a_dynamic_export_warns_nothing_and_the_exporters_warnings_reach_the_caller(
+        tmp_path, monkeypatch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the export
+        export_onnx(Flat(), torch.randn(4, 3, 2, 2), tmp_path / "quiet.onnx")
+    real = torch.onnx.export
+
+    def exporter_that_warns(*args, **kwargs):
+        warnings.warn("a note from the exporter", FutureWarning, stacklevel=2)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torch.onnx, "export", exporter_that_warns)
+    with pytest.warns(FutureWarning, match="a note from the exporter"):  # before: silenced
+        export_onnx(Flat(), torch.randn(4, 3, 2, 2), tmp_path / "loud.onnx")

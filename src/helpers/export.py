@@ -25,7 +25,15 @@ def export_onnx(
     it: dropout off, BatchNorm on its running statistics), then run once eagerly on
     ``example``, so that an example the model cannot take (wrong dtype, wrong shape) fails
     here with PyTorch's message instead of producing a file that fails at inference. The
-    exporter's progress messages are kept off the page; its errors are not.
+    exporter's progress messages are kept off the page; its errors and warnings are not.
+
+    The batch is declared from 1; torch before 2.10 refuses that range for some models (the
+    chapter's serving model among them), and then the export is retried with the batch
+    declared from 2.
+
+    When the file comes out with a fixed batch although the batch was declared dynamic, this
+    function warns (``UserWarning``): the exporter itself says nothing, because it applies
+    ``torch.export``'s suggested fix (``batch = <the example's size>``) and exports again.
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
@@ -44,21 +52,34 @@ def export_onnx(
     except Exception as err:
         if "Constraints violated (batch)" not in str(err) or example.shape[0] < 2:
             raise
-        # torch before 2.10 traces some operations (adaptive pooling) with a guard "batch > 1"
-        # and then refuses a batch declared from 1. The graph is the same for every batch, so
-        # declare it from 2: the file still takes a batch of 1 (verify_onnx checks that).
+        # torch before 2.10 traces some models (chapter 08's serving model: uint8 NHWC images
+        # permuted, then convolutions and pooling) with a guard "batch > 1" and then refuses a
+        # batch declared from 1. The graph is the same for every batch, so declare it from 2:
+        # the file still takes a batch of 1 (verify_onnx checks that).
         program = _export(model, example, min_batch=2, max_batch=max_batch)
     program.save(str(path))
+    fixed = _fixed_batch(program)
+    if fixed is not None:
+        warnings.warn(
+            f"the batch was declared dynamic, but the exported file fixes it to {fixed}: the "
+            "model's code ties the batch to the example's size (a literal batch in view, "
+            "reshape or expand; int(x.shape[0]) ...), so the file accepts only that batch size",
+            UserWarning, stacklevel=2)
     return path
 
 
+def _fixed_batch(program) -> int | None:
+    """The first input's batch size if the ONNX file fixes it, else None (symbolic)."""
+    dim = program.model_proto.graph.input[0].type.tensor_type.shape.dim[0]
+    return dim.dim_value if dim.HasField("dim_value") else None
+
+
 def _export(model: nn.Module, example: torch.Tensor, *, min_batch: int, max_batch: int):
-    """``torch.onnx.export`` with a dynamic first dimension, its progress messages hidden."""
+    """``torch.onnx.export`` with a dynamic first dimension, its progress messages hidden (its
+    warnings are not)."""
     batch = torch.export.Dim("batch", min=min_batch, max=max_batch)
     # torch._guards logs a traceback before the refusal that export_onnx retries
-    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(), \
-            quiet_logger("torch._guards"):
-        warnings.simplefilter("ignore")
+    with contextlib.redirect_stdout(io.StringIO()), quiet_logger("torch._guards"):
         return torch.onnx.export(model, (example,), dynamo=True, external_data=False,
                                  dynamic_shapes={_first_argument_name(model): {0: batch}},
                                  verbose=False)

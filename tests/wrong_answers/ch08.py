@@ -1,9 +1,10 @@
 """Wrong answers to chapter 08's exercises (see README.md here)."""
 
-_FLATTEN = (
-    "class SafeFlatten(nn.Module):\n"
+_TOKENS = (
+    "class DynamicTokenClassifier(TokenClassifier):\n"
     "    def forward(self, x):\n"
-    "        return {body}\n")
+    "        tokens = {tokens}\n"
+    "        return self.linear({combine})\n")
 _AGREEMENT = (
     "def agreement(a, b, inputs):\n"
     "    with torch.inference_mode():\n"
@@ -18,14 +19,21 @@ _BGR = (
 
 WRONG = {
     "ex08-1": [
-        (_FLATTEN.format(body="x.view(-1, 48)  # the feature count of the example, baked in"),
-         "an input of shape (1, 5, 7) should give (1, 35), got an error"),
-        (_FLATTEN.format(body="x.flatten()  # flattens the batch dimension too"),
-         "an input of shape (1, 5, 7) should give (1, 35), got (35,)"),
-        (_FLATTEN.format(body="x.squeeze().flatten(1)  # squeeze drops a batch of 1"),
-         "an input of shape (1, 5, 7) should give (1, 35), got (5, 7)"),
-        (_FLATTEN.format(body="x.reshape(int(x.shape[0]), -1)  # a Python int: a constant"),
+        (_TOKENS.format(tokens="self.token.expand(int(x.shape[0]), 1, 12)  # a Python int",
+                        combine="torch.cat([tokens, x], dim=1).mean(1)"),
          "the export fixed the batch size to 8"),
+        (_TOKENS.format(tokens="torch.cat([self.token] * x.shape[0])  # one copy per sample",
+                        combine="torch.cat([tokens, x], dim=1).mean(1)"),
+         "the export fixed the batch size to 8"),
+        (_TOKENS.format(tokens="self.token.expand(len(x), 1, 12)  # len(): a Python int",
+                        combine="torch.cat([tokens, x], dim=1).mean(1)"),
+         "the export fixed the batch size to 8"),
+        (_TOKENS.format(tokens="self.token.expand(-1, 1, 12)  # -1 keeps the size 1",
+                        combine="torch.cat([tokens, x], dim=1).mean(1)"),
+         "your model fails on a batch of 8"),
+        (_TOKENS.format(tokens="self.token  # (1, 1, 12) broadcasts over any batch",
+                        combine="(x + tokens).mean(1)"),
+         "on a batch of 8 your model gives other outputs than TokenClassifier"),
     ],
     "ex08-2": [
         ("def agreement(a, b, inputs):  # a shortcut\n"
