@@ -102,23 +102,91 @@ WRONG = {
          "item 3 should be (3, 9)"),
     ],
     "ex02-3": [
-        ("def reseed_random(worker_id):  # nothing to do: PyTorch seeds the workers\n"
-         "    pass\n",
-         "batches from the two workers are identical"),
-        ("import random\n"
-         "\n"
-         "def reseed_random(worker_id):  # seeds the global random module, not the dataset's\n"
-         "    random.seed(get_worker_info().seed)\n",
-         "batches from the two workers are identical"),
-        ("import random\n"
-         "\n"
-         "def reseed_random(worker_id):  # differs per worker, ignores the main seed\n"
-         "    get_worker_info().dataset.rng = random.Random(worker_id)\n",
-         "the noise should follow the seed"),
-        ("import random\n"
-         "\n"
-         "def reseed_random(worker_id):  # a fresh generator seeded from the OS\n"
-         "    get_worker_info().dataset.rng = random.Random()\n",
-         "two seeded runs differ"),
+        ("class TokenBudgetSampler(Sampler):  # batches built once, in __init__\n"
+         "    def __init__(self, lengths, max_tokens, generator):\n"
+         "        order = torch.randperm(len(lengths), generator=generator).tolist()\n"
+         "        self.batches, batch = [], []\n"
+         "        for i in sorted(order, key=lambda i: lengths[i]):\n"
+         "            if batch and (len(batch) + 1) * lengths[i] > max_tokens:\n"
+         "                self.batches.append(batch)\n"
+         "                batch = []\n"
+         "            batch.append(i)\n"
+         "        self.batches.append(batch)\n"
+         "        shuffled = torch.randperm(len(self.batches), generator=generator).tolist()\n"
+         "        self.batches = [self.batches[b] for b in shuffled]\n"
+         "    def __iter__(self):\n"
+         "        return iter(self.batches)\n",
+         "epoch 2 repeats epoch 1"),
+        ("class TokenBudgetSampler(Sampler):  # budget counted with the batch's first length\n"
+         "    def __init__(self, lengths, max_tokens, generator):\n"
+         "        self.lengths, self.max_tokens, self.generator = lengths, max_tokens, generator\n"
+         "    def __iter__(self):\n"
+         "        order = torch.randperm(len(self.lengths), generator=self.generator).tolist()\n"
+         "        batches, batch = [], []\n"
+         "        for i in sorted(order, key=lambda i: self.lengths[i]):\n"
+         "            if batch and (len(batch) + 1) * self.lengths[batch[0]] > self.max_tokens:\n"
+         "                batches.append(batch)\n"
+         "                batch = []\n"
+         "            batch.append(i)\n"
+         "        batches.append(batch)\n"
+         "        for b in torch.randperm(len(batches), generator=self.generator).tolist():\n"
+         "            yield batches[b]\n",
+         "exceeds max_tokens"),
+        ("class TokenBudgetSampler(Sampler):  # fills in shuffled order, never sorts\n"
+         "    def __init__(self, lengths, max_tokens, generator):\n"
+         "        self.lengths, self.max_tokens, self.generator = lengths, max_tokens, generator\n"
+         "    def __iter__(self):\n"
+         "        order = torch.randperm(len(self.lengths), generator=self.generator).tolist()\n"
+         "        batches, batch, longest = [], [], 0\n"
+         "        for i in order:\n"
+         "            new_longest = max(longest, self.lengths[i])\n"
+         "            if batch and (len(batch) + 1) * new_longest > self.max_tokens:\n"
+         "                batches.append(batch)\n"
+         "                batch, new_longest = [], self.lengths[i]\n"
+         "            batch.append(i)\n"
+         "            longest = new_longest\n"
+         "        batches.append(batch)\n"
+         "        yield from batches\n",
+         "too much padding"),
+        ("class TokenBudgetSampler(Sampler):  # a fixed batch size that fits the longest\n"
+         "    def __init__(self, lengths, max_tokens, generator):\n"
+         "        self.lengths, self.generator = lengths, generator\n"
+         "        self.size = max_tokens // max(lengths)\n"
+         "    def __iter__(self):\n"
+         "        order = torch.randperm(len(self.lengths), generator=self.generator).tolist()\n"
+         "        by_length = sorted(order, key=lambda i: self.lengths[i])\n"
+         "        batches = [by_length[i:i + self.size]\n"
+         "                   for i in range(0, len(by_length), self.size)]\n"
+         "        for b in torch.randperm(len(batches), generator=self.generator).tolist():\n"
+         "            yield batches[b]\n",
+         "batches are far below max_tokens"),
+        ("class TokenBudgetSampler(Sampler):  # the batch order from torch's global generator\n"
+         "    def __init__(self, lengths, max_tokens, generator):\n"
+         "        self.lengths, self.max_tokens = lengths, max_tokens\n"
+         "    def __iter__(self):\n"
+         "        batches, batch = [], []\n"
+         "        for i in sorted(range(len(self.lengths)), key=lambda i: self.lengths[i]):\n"
+         "            if batch and (len(batch) + 1) * self.lengths[i] > self.max_tokens:\n"
+         "                batches.append(batch)\n"
+         "                batch = []\n"
+         "            batch.append(i)\n"
+         "        batches.append(batch)\n"
+         "        for b in torch.randperm(len(batches)).tolist():\n"
+         "            yield batches[b]\n",
+         "equally seeded generators"),
+        ("class TokenBudgetSampler(Sampler):  # forgets the last, unfinished batch\n"
+         "    def __init__(self, lengths, max_tokens, generator):\n"
+         "        self.lengths, self.max_tokens, self.generator = lengths, max_tokens, generator\n"
+         "    def __iter__(self):\n"
+         "        order = torch.randperm(len(self.lengths), generator=self.generator).tolist()\n"
+         "        batches, batch = [], []\n"
+         "        for i in sorted(order, key=lambda i: self.lengths[i]):\n"
+         "            if batch and (len(batch) + 1) * self.lengths[i] > self.max_tokens:\n"
+         "                batches.append(batch)\n"
+         "                batch = []\n"
+         "            batch.append(i)\n"
+         "        for b in torch.randperm(len(batches), generator=self.generator).tolist():\n"
+         "            yield batches[b]\n",
+         "every index should appear exactly once"),
     ],
 }
