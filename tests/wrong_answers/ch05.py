@@ -76,9 +76,18 @@ WRONG = {
          "your eps shifts small distances too much"),
         ("def safe_distance(u, v, eps=1e-12):  # sums over every element, not per row\n"
          "    return torch.sqrt(((u - v) ** 2).sum() + eps)\n",
-         "one distance per row: expected shape (2,), got ()"),
+         "one distance per row: expected shape (3,), got ()"),
         ("def safe_distance(u, v):  # avoids the sqrt: the squared distance\n"
          "    return ((u - v) ** 2).sum(dim=1)\n",
          "distance of (3, 4) should be 5, got 25"),
+        ("def safe_distance(u, v):  # the library's norm: right, but not the exercise\n"
+         "    return torch.linalg.norm(u - v, dim=1)\n",
+         "you called ['linalg_norm']: repair the square root of summed squares yourself"),
+        ("def safe_distance(u, v, eps=1e-12):  # clamps the distance, not its square\n"
+         "    return torch.sqrt(((u - v) ** 2).sum(dim=1)).clamp_min(eps)\n",
+         "gradient at equal rows is not finite"),
+        ("def safe_distance(u, v, eps=1e-7):  # eps added to the difference (pairwise_distance)\n"
+         "    return torch.sqrt(((u - v + eps) ** 2).sum(dim=1))\n",
+         "gradient at equal rows should be 0, as torch.linalg.norm's is"),
     ],
 }

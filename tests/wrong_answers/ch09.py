@@ -18,18 +18,24 @@ WRONG = {
          "    padded = list(range(n)) + [n - 1] * (total - n)\n"
          "    return padded[rank::world]\n",
          "n=10, world=3, rank=1: the sampler gives [1, 4, 7, 0], you gave [1, 4, 7, 9]"),
+        ("def shard(n, world, rank):  # pads with the start once: too short when world > 2n\n"
+         "    import math\n"
+         "    total = math.ceil(n / world) * world\n"
+         "    padded = list(range(n)) + list(range(total - n))\n"
+         "    return padded[rank:total:world]\n",
+         "n=1, world=4, rank=2: the sampler gives [0], you gave [1]"),
     ],
     "ex09-2": [
         ("def simulated_ddp_gradients():  # all-reduce read as a sum\n"
          "    per_rank = []\n"
          "    for part in (indices[0], indices[1]):\n"
-         "        model = ddp_train.make_model()\n"
+         "        model = make_model()\n"
          "        F.cross_entropy(model(x_all[part]), y_all[part]).backward()\n"
          "        per_rank.append([p.grad for p in model.parameters()])\n"
          "    return [a + b for a, b in zip(*per_rank)]\n",
          "the averaged gradient differs from the single process's (2.00x its norm)"),
         ("def simulated_ddp_gradients():  # one model, no zero_grad between the ranks\n"
-         "    model = ddp_train.make_model()\n"
+         "    model = make_model()\n"
          "    per_rank = []\n"
          "    for part in (indices[0], indices[1]):\n"
          "        F.cross_entropy(model(x_all[part]), y_all[part]).backward()\n"
@@ -39,29 +45,34 @@ WRONG = {
         ("def simulated_ddp_gradients():  # summed losses per rank\n"
          "    per_rank = []\n"
          "    for part in (indices[0], indices[1]):\n"
-         "        model = ddp_train.make_model()\n"
+         "        model = make_model()\n"
          "        F.cross_entropy(model(x_all[part]), y_all[part], reduction='sum').backward()\n"
          "        per_rank.append([p.grad for p in model.parameters()])\n"
          "    return [(a + b) / 2 for a, b in zip(*per_rank)]\n",
          "the averaged gradient differs from the single process's (32.00x its norm)"),
         ("def simulated_ddp_gradients():  # skips the simulation: one pass on all 64\n"
-         "    model = ddp_train.make_model()\n"
+         "    model = make_model()\n"
          "    F.cross_entropy(model(x_all[combined]), y_all[combined]).backward()\n"
          "    return [p.grad for p in model.parameters()]\n",
          "one forward pass per rank, on its 32 samples: your forward passes had batches [64]"),
     ],
     "ex09-3": [
-        ("samples_per_step = 4 * 32  # forgot the accumulation\n"
-         "scaled_lr = 0.1 * samples_per_step / 32\n",
-         "count the samples of every micro-batch on every GPU; got 128"),
-        ("samples_per_step = 2 * 32  # forgot the other GPUs\n"
-         "scaled_lr = 0.1 * samples_per_step / 32\n",
-         "count the samples of every micro-batch on every GPU; got 64"),
-        ("samples_per_step = 4 * 2 * 32\n"
-         "scaled_lr = 0.1  # DDP averages the gradients, so the rate stays\n",
-         "scaled_lr: the batch grew by samples_per_step / 32, and so does the rate; got 0.1"),
-        ("samples_per_step = 4 * 2 * 32\n"
-         "scaled_lr = 0.1 * (samples_per_step / 32) ** 0.5  # the square-root rule\n",
-         "scaled_lr: the batch grew by samples_per_step / 32, and so does the rate; got 0.28"),
+        ("def exact_mean(per_rank, n):  # everything the ranks evaluated, padding included\n"
+         "    return torch.cat(per_rank).mean().item()\n",
+         "which is the mean of every entry the ranks evaluated, padding included"),
+        ("def exact_mean(per_rank, n):  # padding left out, then the mean of the ranks' means\n"
+         "    world, means = len(per_rank), []\n"
+         "    for rank, values in enumerate(per_rank):\n"
+         "        positions = rank + world * torch.arange(len(values))\n"
+         "        means.append(values[positions < n].mean().item())\n"
+         "    return sum(means) / world\n",
+         "n=10, world=4, shuffle=False, correct values: the mean over the 10 samples is"),
+        ("def exact_mean(per_rank, n):  # duplicates found by their values\n"
+         "    return torch.cat(per_rank).unique().mean().item()\n",
+         "n=10, world=4, shuffle=False, correct values: the mean over the 10 samples is"),
+        ("def exact_mean(per_rank, n):  # drops the last entry of every rank\n"
+         "    kept = torch.cat([values[:-1] for values in per_rank])\n"
+         "    return kept.mean().item()\n",
+         "n=10, world=4, shuffle=False, correct values: the mean over the 10 samples is"),
     ],
 }
