@@ -77,7 +77,8 @@ lint: $(STAMP)
 
 unit: $(STAMP)
 	"$(BIN)/python" -m pytest -q -n $(UNIT_WORKERS) tests --ignore=tests/test_built_book.py \
-	  --ignore=tests/test_built_book_zh.py --ignore=tests/test_student_edition_runs.py \
+	  --ignore=tests/test_built_book_zh.py --ignore=tests/test_stated_run_times.py \
+	  --ignore=tests/test_student_edition_runs.py \
 	  --ignore=tests/test_grade_class.py
 
 # Each chapter is executed once, here: nbmake runs a copy of notebooks/ and keeps the outputs,
@@ -88,7 +89,8 @@ nbmake: $(STAMP)
 	rm -f "$(CLAIMS)/nbmake.jsonl"
 	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/nbmake.jsonl" \
 	  "$(BIN)/python" -m pytest -q -p no:cacheprovider --nbmake --overwrite \
-	  --nbmake-timeout=300 -n $(NB_WORKERS) --durations=0 "$(EXECUTED)"
+	  --nbmake-timeout=300 -n $(NB_WORKERS) --durations=0 \
+	  --junitxml=_build/nbmake-junit.xml "$(EXECUTED)"
 	"$(BIN)/python" -m tools.cache_executed "$(EXECUTED)"
 
 # The claims ledger (both editions) and the Chinese edition's glossary, generated pages
@@ -111,7 +113,7 @@ build-book: appendix $(ASSETS)
 # this machine has no Chromium: .ci/run installs it).
 html-test: $(STAMP)
 	BOOK_REQUIRE_HTML=1 "$(BIN)/python" -m pytest -q -rs tests/test_built_book.py \
-	  tests/test_built_book_zh.py tests/test_site_offline.py
+	  tests/test_built_book_zh.py tests/test_stated_run_times.py tests/test_site_offline.py
 
 # The student edition of every chapter, executed once each, with every exercise's wrong
 # answers and solution tried in the same kernel (tests/test_student_edition_runs.py).
