@@ -75,12 +75,14 @@ def test_language_links_resolve_both_ways(page):
     assert (english.parent / language_links(english)[0]).resolve() == chinese
 
 
-def test_pages_without_a_translation_have_no_language_link():
+def test_pages_without_a_counterpart_have_no_language_link():
+    """The glossary exists in Chinese only; an English page not translated yet (none, once the
+    edition is complete) has no link either."""
+    assert language_links(ZH / "appendix_glossary.html") == []
     translated = {p.stem for p in PAGES + zh_edition.appendices()}
-    untranslated = [p for p in (HTML / "book").glob("*.html") if p.stem not in translated]
-    assert untranslated, "every English page is translated: pick another check"
-    for page in untranslated:
-        assert language_links(page) == [], page.name
+    for page in (HTML / "book").glob("*.html"):
+        if page.stem not in translated:
+            assert language_links(page) == [], page.name
 
 
 def search_index() -> dict:

@@ -44,8 +44,9 @@ if not Path(CHROMIUM).is_file():
 from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
 
 REDIRECT = '<meta http-equiv="Refresh"'
+# both editions (the Chinese one is in zh/); not the theme's template fragments in _static/
 ALL_HTML = sorted(p.relative_to(HTML).as_posix() for p in HTML.rglob("*.html")
-                  if not p.relative_to(HTML).parts[0].startswith("_"))
+                  if not any(part.startswith("_") for part in p.relative_to(HTML).parts))
 # index.html only redirects to the first chapter (tested below); every other page is opened
 PAGES = [n for n in ALL_HTML if not (HTML / n).read_text(encoding="utf-8").startswith(REDIRECT)]
 
