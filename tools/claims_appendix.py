@@ -32,9 +32,11 @@ OUTPUT_ZH = ROOT / "book" / ZH / "appendix_claims.md"
 # The words of a result, in each edition (the records themselves stay English)
 WORDS = {
     "en": {"held": "held", "failed": "failed", "skipped": "skipped", "torch": "torch",
-           "not_run": "not run on {what} yet", "cpu": "a CPU", "gpu": "a GPU", "whole": "whole"},
+           "not_run": "not run on {what} yet", "cpu": "a CPU", "gpu": "a GPU", "whole": "whole",
+           "missing": "**missing**: no cell checks it", "breaks": "<br><br>*Where it breaks:* "},
     "zh": {"held": "成立", "failed": "不成立", "skipped": "跳过", "torch": "torch",
-           "not_run": "尚未在 {what} 上运行", "cpu": "CPU", "gpu": "GPU", "whole": "整体"},
+           "not_run": "尚未在 {what} 上运行", "cpu": "CPU", "gpu": "GPU", "whole": "整体",
+           "missing": "**缺失**：没有单元格检查它", "breaks": "<br><br>*在哪里不成立：*"},
 }
 CLAIM_RE = re.compile(r'claim\(\s*"(C\d\d)"')
 HEADING_RE = re.compile(r"^(#{1,3}) (.+)$")
@@ -113,23 +115,32 @@ def results(records: list[dict], claim_id: str, device_type: str, what: str,
                        for part in parts)
 
 
-def render(ledger: dict[str, dict], sites: dict[str, list[Site]], records: list[dict]) -> str:
-    rows, counts = [], {"checked": 0, "missing": 0}
+def _rows(ledger: dict[str, dict], sites: dict[str, list[Site]], link, records: list[dict],
+          lang: str) -> tuple[list[str], int]:
+    """The table rows of one edition (statement, where checked, CPU, GPU) and how many claims
+    have a checking cell; ``link`` renders one site."""
+    words, suffix = WORDS[lang], "" if lang == "en" else f"_{lang}"
+    rows, checked = [], 0
     for claim_id, entry in sorted(ledger.items()):
         where = sites.get(claim_id, [])
         if where:
-            counts["checked"] += 1
-            links = "<br>".join(f"[{s.title.split(' · ')[0]} · {s.section}]"
-                                f"({s.chapter}.md#{s.anchor})" for s in where)
-            cpu = results(records, claim_id, "cpu", WORDS["en"]["cpu"])
-            gpu = results(records, claim_id, "cuda", WORDS["en"]["gpu"])
+            checked += 1
+            links = "<br>".join(link(s) for s in where)
+            cpu = results(records, claim_id, "cpu", words["cpu"], lang)
+            gpu = results(records, claim_id, "cuda", words["gpu"], lang)
         else:
-            counts["missing"] += 1
-            links, cpu, gpu = "**missing**: no cell checks it", "", ""
-        statement = entry["statement"].replace("|", "\\|")
-        if entry.get("note"):
-            statement += "<br><br>*Where it breaks:* " + entry["note"].replace("|", "\\|")
+            links, cpu, gpu = words["missing"], "", ""
+        statement = entry["statement" + suffix].replace("|", "\\|")
+        if entry.get("note" + suffix):
+            statement += words["breaks"] + entry["note" + suffix].replace("|", "\\|")
         rows.append(f"| {claim_id} | {statement} | {links} | {cpu} | {gpu} |")
+    return rows, checked
+
+
+def render(ledger: dict[str, dict], sites: dict[str, list[Site]], records: list[dict]) -> str:
+    rows, checked = _rows(ledger, sites, lambda s: f"[{s.title.split(' · ')[0]} · {s.section}]"
+                          f"({s.chapter}.md#{s.anchor})", records, "en")
+    missing = len(ledger) - checked
     return "\n".join([
         "# Appendix · The claims ledger",
         "",
@@ -139,8 +150,8 @@ def render(ledger: dict[str, dict], sites: dict[str, list[Site]], records: list[
         "by `tools/claims_appendix.py` from the records the claim cells write during "
         "`make test` and `make book`; results from GPU machines are kept in `claims/records/`.",
         "",
-        f"{counts['checked']} of {len(ledger)} claims have a checking cell"
-        + (f"; {counts['missing']} are missing." if counts["missing"] else "."),
+        f"{checked} of {len(ledger)} claims have a checking cell"
+        + (f"; {missing} are missing." if missing else "."),
         "",
         "| ID | Claim | Checked in | Latest on CPU | Latest on GPU |",
         "| --- | --- | --- | --- | --- |",
@@ -169,20 +180,8 @@ def render_zh(ledger: dict[str, dict], sites: dict[str, list[Site]],
     for where in zh_sites.values():
         for site in where:
             by_chapter.setdefault(site.chapter, []).append(site)
-    rows, checked = [], 0
-    for claim_id, entry in sorted(ledger.items()):
-        where = zh_sites.get(claim_id) or sites.get(claim_id, [])
-        if where:
-            checked += 1
-            links = "<br>".join(_zh_link(s, by_chapter) for s in where)
-            cpu = results(records, claim_id, "cpu", WORDS["zh"]["cpu"], "zh")
-            gpu = results(records, claim_id, "cuda", WORDS["zh"]["gpu"], "zh")
-        else:
-            links, cpu, gpu = "**缺失**：没有单元格检查它", "", ""
-        statement = entry["statement_zh"].replace("|", "\\|")
-        if entry.get("note_zh"):
-            statement += "<br><br>*在哪里不成立：*" + entry["note_zh"].replace("|", "\\|")
-        rows.append(f"| {claim_id} | {statement} | {links} | {cpu} | {gpu} |")
+    where = {c: zh_sites.get(c) or sites.get(c, []) for c in ledger}
+    rows, checked = _rows(ledger, where, lambda s: _zh_link(s, by_chapter), records, "zh")
     return "\n".join([
         "# 附录 · 论断清单",
         "",
