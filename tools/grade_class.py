@@ -118,11 +118,16 @@ def grade_submission(path: Path, chapter_files: dict[str, Path], chapter: str | 
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
-        work = Path(tmp)
+        # the kernel's working directory holds only the submission and the canary; HOME and
+        # TMPDIR (the grader's exercise log, caches) are beside it, so what the submission
+        # finds in "." does not depend on what the tools happened to create
+        work, scratch = Path(tmp) / "work", Path(tmp) / "scratch"
+        work.mkdir()
+        scratch.mkdir()
         copy = work / "submission.ipynb"
         nbformat.write(notebook, copy)
         (work / CANARY).write_text("the grader checks that this file survives\n")
-        env = {**os.environ, "HOME": str(work), "TMPDIR": str(work),
+        env = {**os.environ, "HOME": str(scratch), "TMPDIR": str(scratch),
                "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
         command = [sys.executable, "-m", "tools.grade", "--json", "--timeout", str(timeout),
                    str(copy)]
