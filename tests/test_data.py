@@ -158,3 +158,35 @@ def test_sequence_lengths_are_long_tailed_around_20_and_labels_follow_the_first_
     assert data.sequences[0].shape[1] == 8
     assert data.labels == [int(s[:, 0].sum() > 0) for s in data.sequences]
     assert torch.equal(SequenceDataset(5)[3][0], SequenceDataset(5, seed=0)[3][0])
+
+
+def test_worker_context_is_fork_for_workers_where_the_platform_has_it(monkeypatch):
+    import torch.multiprocessing as tmp
+
+    from helpers import data as data_module
+    from helpers import worker_context
+
+    assert worker_context(0) is None  # a DataLoader refuses a context without workers
+    expected = "fork" if "fork" in tmp.get_all_start_methods() else None
+    assert worker_context(2) == expected
+    monkeypatch.setattr(data_module.torch.multiprocessing, "get_all_start_methods",
+                        lambda: ["spawn"])  # Windows
+    assert worker_context(2) is None
+    with pytest.raises(ValueError, match="num_workers"):
+        worker_context(-1)
+    with pytest.raises(TypeError, match="num_workers"):
+        worker_context(True)
+
+
+def test_worker_context_lets_a_loader_use_a_class_defined_in_main():
+    """What the notebook needs: fork workers see __main__'s classes as they are."""
+    from torch.utils.data import DataLoader
+
+    from helpers import worker_context
+
+    if worker_context(2) is None:
+        pytest.skip("no fork on this platform")
+    loader = DataLoader(list(range(8)), batch_size=4, num_workers=2,
+                        multiprocessing_context=worker_context(2))
+    assert loader.multiprocessing_context.get_start_method() == "fork"
+    assert [b.tolist() for b in loader] == [[0, 1, 2, 3], [4, 5, 6, 7]]

@@ -15,6 +15,7 @@ from .data import (
     digits_split,
     make_color_images,
     pad_collate,
+    worker_context,
 )
 from .device import pick_device
 from .env import (
@@ -76,6 +77,7 @@ __all__ = [
     "load_checkpoint",
     "load_config",
     "make_color_images",
+    "worker_context",
     "measure_memory",
     "median_time",
     "numerical_grad",

@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 import torch
+import torch.multiprocessing
 from torch.utils.data import TensorDataset
 
 from .validate import require_int
+
+
+def worker_context(num_workers: int) -> str | None:
+    """The ``multiprocessing_context`` for a ``DataLoader`` with ``num_workers`` workers:
+    ``"fork"`` where the platform has it, so that workers inherit a notebook's ``Dataset``
+    classes (spawn and forkserver, the defaults on macOS, Windows and Python 3.14+ on Linux,
+    would have to import them and cannot); ``None`` (the default start method) without workers
+    or without fork. Taught in chapter 02, "Worker start-up and persistent_workers"."""
+    require_int("num_workers", num_workers, minimum=0)
+    if num_workers == 0 or "fork" not in torch.multiprocessing.get_all_start_methods():
+        return None
+    return "fork"
 
 
 def digits_split(
