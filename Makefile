@@ -62,10 +62,8 @@ sync: $(STAMP)
 # The claims appendix is made from the records the chapters write while they execute: build,
 # write the appendix from this build's records, then build again (only the appendix changes).
 # After `make test`, every chapter is in the cache already and nothing is executed here.
-book: sync $(ASSETS)
+book: sync $(ASSETS) appendix
 	mkdir -p "$(CLAIMS)"
-	"$(BIN)/python" -m tools.claims_appendix
-	"$(BIN)/python" -m tools.glossary
 	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/book.jsonl" "$(BIN)/jupyter-book" build -W --keep-going .
 	"$(BIN)/python" -m tools.claims_appendix
 	"$(BIN)/jupyter-book" build -W --keep-going .

@@ -5,6 +5,7 @@ import re
 import pytest
 
 from tools import claims_appendix as appendix
+from tools.chapter_format import CJK_RE
 
 
 def test_ledger_lists_c01_to_c45_once():
@@ -78,12 +79,11 @@ def test_a_claim_checked_in_parts_shows_each_part():
 
 
 def test_every_claim_has_a_chinese_statement_and_each_note_a_chinese_note():
-    cjk = re.compile(r"[\u4e00-\u9fff]")
     for claim_id, entry in appendix.load_ledger().items():
-        assert cjk.search(entry.get("statement_zh", "")), f"{claim_id}: no statement_zh"
+        assert CJK_RE.search(entry.get("statement_zh", "")), f"{claim_id}: no statement_zh"
         assert ("note" in entry) == ("note_zh" in entry), f"{claim_id}: note without note_zh"
         if "note_zh" in entry:
-            assert cjk.search(entry["note_zh"]), claim_id
+            assert CJK_RE.search(entry["note_zh"]), claim_id
 
 
 def test_the_chinese_appendix_links_translated_chapters_and_the_english_pages_otherwise():

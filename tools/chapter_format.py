@@ -21,6 +21,8 @@ CHAPTER_GLOB = "[0-9][0-9]_*.md"
 # The Chinese edition: book/zh/NN_topic.md beside book/NN_topic.md, notebooks in notebooks/zh/
 # (tools/zh_edition.py checks and syncs it).
 ZH = "zh"
+# A Chinese (CJK ideograph) character: what a translated cell, term or heading must contain
+CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 EXERCISE_RE = re.compile(
     rf":::\{{exercise\}}\n:label: (?P<label>{LABEL_PATTERN})\n(?P<body>.*?)\n:::\n", re.S)

@@ -16,11 +16,10 @@ from pathlib import Path
 
 import yaml
 
-from tools.chapter_format import BOOK, ROOT, ZH, chapters
+from tools.chapter_format import BOOK, CJK_RE, ROOT, ZH, chapters
 
 GLOSSARY = BOOK / ZH / "glossary.yml"
 OUTPUT = BOOK / ZH / "appendix_glossary.md"
-CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 CJK_WORD_RE = re.compile(rf"{CJK_RE.pattern}+")
 H1_RE = re.compile(r"^# (.+)$", re.MULTILINE)
 FIELDS = ("en", "zh", "chapter")

@@ -34,6 +34,7 @@ import yaml
 
 from tools import chapter_format, glossary
 from tools.chapter_format import (
+    CJK_RE,
     CLAIM_ID_RE,
     FRONT_MATTER_RE,
     ROOT,
@@ -50,7 +51,6 @@ NOTEBOOKS = chapter_format.NOTEBOOKS
 ZH = chapter_format.ZH
 INTRO = "intro.md"
 RECORD = "translation"  # the front-matter key of the staleness record
-CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # Chinese punctuation, with the curly quotes, dash and ellipsis Chinese text uses
 CJK_PUNCT_RE = re.compile(r"[\u3000-\u303f\uff00-\uffef\u2018\u2019\u201c\u201d\u2014\u2026]")
 # lines that start a block of their own (a list item, heading, table row, fence, directive...)
