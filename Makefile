@@ -112,7 +112,8 @@ build-book: appendix $(ASSETS)
 # this machine has no Chromium: .ci/run installs it).
 html-test: $(STAMP)
 	BOOK_REQUIRE_HTML=1 "$(BIN)/python" -m pytest -q -rs tests/test_built_book.py \
-	  tests/test_built_book_zh.py tests/test_stated_run_times.py tests/test_site_offline.py
+	  tests/test_built_book_zh.py tests/test_stated_run_times.py tests/test_prose_numbers.py \
+	  tests/test_site_offline.py
 
 # The student edition of every chapter, executed once each, with every exercise's wrong
 # answers and solution tried in the same kernel (tests/test_student_edition_runs.py).

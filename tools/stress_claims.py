@@ -117,14 +117,15 @@ def _first_line(err: Exception) -> str:
 
 
 def parse_shifts(text: str) -> list[int]:
-    """``"1,2,3"`` -> ``[1, 2, 3]``; refuses anything but distinct integers > 0."""
+    """``"0,1,2"`` -> ``[0, 1, 2]``; refuses anything but distinct integers >= 0 (0: the seeds
+    as written)."""
     try:
         shifts = [int(part) for part in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"--seeds takes integers like 1,2,3, got {text!r}") from None
-    if any(s <= 0 for s in shifts) or len(set(shifts)) != len(shifts):
-        raise argparse.ArgumentTypeError(f"--seeds takes distinct integers > 0, got {text!r}")
+    if any(s < 0 for s in shifts) or len(set(shifts)) != len(shifts):
+        raise argparse.ArgumentTypeError(f"--seeds takes distinct integers >= 0, got {text!r}")
     return shifts
 
 

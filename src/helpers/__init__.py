@@ -39,6 +39,7 @@ from .experiment import (
     start_run,
 )
 from .export import export_onnx, onnx_session, verify_onnx
+from .glue import glue
 from .gradcheck import GradError, autograd_grad, compare_gradients, numerical_grad
 from .measure import MemoryReport, measure_memory, median_time, remeasure
 from .monitor import GradNormRecorder, NaNGuard, has_nonfinite
@@ -46,6 +47,7 @@ from .seed import fingerprint, set_seed
 from .train import History, StepInfo, accuracy, evaluate, fit, train_one_epoch
 
 __all__ = [
+    "glue",
     "COLOR_NAMES",
     "ClaimRecord",
     "CudaDiagnosis",
