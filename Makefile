@@ -24,7 +24,7 @@ ASSETS := _vendor/ASSETS.json
 
 .PHONY: help install assets sync book test lint unit nbmake appendix build-book html-test \
 	student student-check class-check grade grade-class bench stress stress-seeds clean \
-	test-oldest colab-check mutate
+	test-oldest test-newest colab-check mutate
 
 help:
 	@echo "make book   build the book into _build/html (sets everything up first)"
@@ -37,6 +37,7 @@ help:
 	@echo "make grade NB=path.ipynb grade a learner's notebook, exercise by exercise"
 	@echo "make grade-class DIR=submissions/ [CHAPTER=NN]  grade a class into grades.csv"
 	@echo "make test-oldest  every chapter on the oldest supported torch (a second venv)"
+	@echo "make test-newest  every chapter on the newest torch the index serves (a third venv)"
 	@echo "make colab-check  every chapter alone, offline, in a Colab-like venv"
 	@echo "make mutate       mutation testing of the helpers (slow; resumable)"
 
@@ -185,22 +186,42 @@ stress-seeds: $(STAMP)
 	"$(BIN)/python" -m tools.stress_claims --seeds "$(SEEDS)" --out _build/stress-seeds.md \
 	  $(CHAPTERS)
 
+# Every chapter under nbmake in a second venv with another torch: $(1) venv, $(2) what to pip
+# install besides the requirements (torch pins removed), $(3) a name for the run's folder and
+# records, $(4) extra environment for pip. The pip line names torch and torchvision together.
+define nbmake_in_venv
+	test -x "$(1)/bin/python" || "$(PYTHON)" -m venv "$(1)"
+	grep -v '^torch\(vision\)\?==' requirements.txt > "$(1)/requirements.txt"
+	$(4) "$(1)/bin/python" -m pip install -q --upgrade pip
+	$(4) "$(1)/bin/python" -m pip install -q $(2) -r "$(1)/requirements.txt" -e .
+	"$(1)/bin/python" -c "import torch, torchvision; \
+	  print(f'$(3): torch {torch.__version__}, torchvision {torchvision.__version__}')"
+	rm -rf ".executed-$(3)" && mkdir -p ".executed-$(3)" "$(CLAIMS)"
+	cp notebooks/*.ipynb ".executed-$(3)/"
+	rm -f "$(CLAIMS)/$(3).jsonl"
+	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/$(3).jsonl" "$(1)/bin/python" -m pytest -q \
+	  -p no:cacheprovider --nbmake --nbmake-timeout=300 --durations=0 \
+	  --junitxml="_build/nbmake-$(3).xml" ".executed-$(3)"
+endef
+
 # The lower bound of the supported torch range (pyproject.toml, README): every chapter under
 # nbmake in a second venv with that torch. Not part of `make test`: a second torch install.
 TORCH_OLDEST ?= torch==2.9.1 torchvision==0.24.1
 VENV_OLDEST ?= .venv-oldest
 test-oldest:
-	test -x "$(VENV_OLDEST)/bin/python" || "$(PYTHON)" -m venv "$(VENV_OLDEST)"
-	printf '%s\n' $(TORCH_OLDEST) > "$(VENV_OLDEST)/torch-pins.txt"
-	grep -v '^torch\(vision\)\?==' requirements.txt > "$(VENV_OLDEST)/requirements.txt"
-	"$(VENV_OLDEST)/bin/python" -m pip install -q --upgrade pip
-	"$(VENV_OLDEST)/bin/python" -m pip install -q -c "$(VENV_OLDEST)/torch-pins.txt" \
-	  $(TORCH_OLDEST) -r "$(VENV_OLDEST)/requirements.txt" -e .
-	rm -rf .executed-oldest && mkdir -p .executed-oldest "$(CLAIMS)"
-	cp notebooks/*.ipynb .executed-oldest/
-	rm -f "$(CLAIMS)/oldest.jsonl"
-	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/oldest.jsonl" "$(VENV_OLDEST)/bin/python" -m pytest -q \
-	  -p no:cacheprovider --nbmake --nbmake-timeout=300 --durations=0 .executed-oldest
+	$(call nbmake_in_venv,$(VENV_OLDEST),$(TORCH_OLDEST),oldest,)
+
+# The newest torch and torchvision the package index serves (pip's own choice, unpinned, and
+# upgraded on every run): what `pip install torch torchvision` gives a reader today. pip's
+# configuration files are ignored for this venv only (PIP_CONFIG_FILE=/dev/null), so that a
+# machine whose pip is capped at a local release still gets the index's newest.
+# The weekly nightly job: make test-newest NEWEST=nightly \
+#   NEWEST_FROM="--pre --extra-index-url https://download.pytorch.org/whl/nightly/cpu"
+NEWEST ?= newest
+NEWEST_FROM ?=
+VENV_NEWEST ?= .venv-$(NEWEST)
+test-newest:
+	$(call nbmake_in_venv,$(VENV_NEWEST),--upgrade $(NEWEST_FROM) torch torchvision,$(NEWEST),PIP_CONFIG_FILE=/dev/null)
 
 # Each chapter alone in an empty folder, in a venv with only Colab's preinstalled packages and
 # the helpers' wheel, with the network cut (tools/colab_check.py). COLAB_TORCH picks the torch.
@@ -217,4 +238,4 @@ mutate: $(STAMP)
 	"$(BIN)/python" -m tools.mutation_report _build/mutation-results.txt --out _build/mutation.md
 
 clean:
-	rm -rf _build "$(EXECUTED)" .executed-oldest
+	rm -rf _build "$(EXECUTED)" .executed-oldest .executed-newest .executed-nightly
