@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ def _cell_sources(chapter: Path) -> list[str]:
     return ["\n".join(cell.split("\n")[1:-1]) for cell in code_cells(text)]
 
 
+@cache
 def chapter_definitions(stem: str) -> dict[str, list[str]]:
     """Source of every top-level function a chapter's code cells define, by name (a list: a
     name defined twice has two)."""

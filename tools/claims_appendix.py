@@ -33,10 +33,12 @@ OUTPUT_ZH = ROOT / "book" / ZH / "appendix_claims.md"
 WORDS = {
     "en": {"held": "held", "failed": "failed", "skipped": "skipped", "torch": "torch",
            "not_run": "not run on {what} yet", "cpu": "a CPU", "gpu": "a GPU", "whole": "whole",
-           "missing": "**missing**: no cell checks it", "breaks": "<br><br>*Where it breaks:* "},
+           "missing": "**missing**: no cell checks it", "breaks": "<br><br>*Where it breaks:* ",
+           "can_fail": "<br><br>*Shown to fail where false:* "},
     "zh": {"held": "成立", "failed": "不成立", "skipped": "跳过", "torch": "torch",
            "not_run": "尚未在 {what} 上运行", "cpu": "CPU", "gpu": "GPU", "whole": "整体",
-           "missing": "**缺失**：没有单元格检查它", "breaks": "<br><br>*在哪里不成立：*"},
+           "missing": "**缺失**：没有单元格检查它", "breaks": "<br><br>*在哪里不成立：*",
+           "can_fail": "<br><br>*在论断不成立时确实会失败的测试：*"},
 }
 CLAIM_RE = re.compile(r'claim\(\s*"(C\d\d)"')
 HEADING_RE = re.compile(r"^(#{1,3}) (.+)$")
@@ -133,6 +135,9 @@ def _rows(ledger: dict[str, dict], sites: dict[str, list[Site]], link, records: 
         statement = entry["statement" + suffix].replace("|", "\\|")
         if entry.get("note" + suffix):
             statement += words["breaks"] + entry["note" + suffix].replace("|", "\\|")
+        if entry.get("can_fail"):
+            statement += words["can_fail"] + ", ".join(
+                f"`{test.split('::')[-1]}`" for test in entry["can_fail"])
         rows.append(f"| {claim_id} | {statement} | {links} | {cpu} | {gpu} |")
     return rows, checked
 
@@ -148,7 +153,10 @@ def render(ledger: dict[str, dict], sites: dict[str, list[Site]], records: list[
         "it. This page lists them all, where each is checked, and the latest result of that "
         "check on a CPU and on a GPU, with the date and the PyTorch version. It is generated "
         "by `tools/claims_appendix.py` from the records the claim cells write during "
-        "`make test` and `make book`; results from GPU machines are kept in `claims/records/`.",
+        "`make test` and `make book`; results from GPU machines are kept in `claims/records/`. "
+        "Each claim's verdict is also fed, by a test in `tests/test_can_fail_NN.py` (named in "
+        "its row), evidence from a world where the claim is false, and must fail there; and "
+        "`make stress-seeds` checks every claim with all of its chapter's seeds shifted.",
         "",
         f"{checked} of {len(ledger)} claims have a checking cell"
         + (f"; {missing} are missing." if missing else "."),
@@ -188,7 +196,10 @@ def render_zh(ledger: dict[str, dict], sites: dict[str, list[Site]],
         "本书的每一个论断都由一个单元格检查：它计算证据并断言。本页列出全部论断、各自在哪里检查，"
         "以及该检查在 CPU 和 GPU 上的最新结果（日期与 PyTorch 版本）。本页由 "
         "`tools/claims_appendix.py` 根据论断单元格在 `make test` 和 `make book` 时写下的记录生成；"
-        "GPU 机器上的结果保存在 `claims/records/`。结果一栏的原因说明来自代码的输出，保持英文。",
+        "GPU 机器上的结果保存在 `claims/records/`。结果一栏的原因说明来自代码的输出，保持英文。"
+        "每个论断的判定函数还会由 `tests/test_can_fail_NN.py` 中的一个测试（名称列在该行）喂入"
+        "论断不成立的情形下的证据，并且必须在那里失败；`make stress-seeds` 则把该章所有随机种子"
+        "一起平移，再检查每个论断。",
         "",
         f"{len(ledger)} 个论断中有 {checked} 个有检查它的单元格"
         + (f"；{len(ledger) - checked} 个缺失。" if checked < len(ledger) else "。"),
