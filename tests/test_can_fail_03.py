@@ -1,0 +1,218 @@
+"""Chapter 03's claims fail where they are false: each test feeds the chapter's own verdict
+function (tests/chapter_code.py) evidence computed in a world without the effect, and evidence
+from the real world as a positive control."""
+
+from functools import cache
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.data import DataLoader
+
+from helpers import digits_split, fit
+from tests.chapter_code import chapter_function
+
+CHAPTER = "03_training"
+CPU = torch.device("cpu")
+
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Small tensors: one thread is fastest, and threads that spin slow a busy machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+@cache
+def digits():
+    return digits_split(val_fraction=0.2, seed=0)
+
+
+def chapter(name: str, **names):
+    """A function of chapter 03 with the chapter's globals it needs, on the CPU."""
+    train_set, val_set = digits()
+    snapshot = chapter_function(CHAPTER, "snapshot")
+    current_grads = chapter_function(CHAPTER, "current_grads")
+    base = {"device": CPU, "train_set": train_set, "val_set": val_set, "DataLoader": DataLoader,
+            "snapshot": snapshot, "current_grads": current_grads,
+            "largest_gap": chapter_function(CHAPTER, "largest_gap")}
+    return chapter_function(CHAPTER, name, **{**base, **names})
+
+
+# C11: backward adds into .grad ------------------------------------------------------------
+
+def two_backwards(clear_between: bool) -> tuple[list, list, list]:
+    torch.manual_seed(0)
+    layer = nn.Linear(6, 3)
+    x, y = torch.randn(2, 8, 6), torch.randint(0, 3, (2, 8))
+
+    def grads() -> list[torch.Tensor]:
+        return [p.grad.clone() for p in layer.parameters()]
+
+    single = []
+    for k in range(2):
+        layer.zero_grad()
+        F.cross_entropy(layer(x[k]), y[k]).backward()
+        single.append(grads())
+    layer.zero_grad()
+    for k in range(2):
+        if clear_between:  # the world where backward overwrites .grad instead of adding
+            layer.zero_grad()
+        F.cross_entropy(layer(x[k]), y[k]).backward()
+    return grads(), single[0], single[1]
+
+
+def test_c11_backward_overwrites():
+    verdict = chapter_function(CHAPTER, "verdict_c11")
+    verdict(*two_backwards(clear_between=False))
+    with pytest.raises(AssertionError, match="not the sum"):
+        verdict(*two_backwards(clear_between=True))
+
+
+# C12: eval() changes Dropout and BatchNorm, no_grad() the graph --------------------------
+
+class BatchStatsAlways(nn.BatchNorm1d):
+    """A planted BatchNorm that tracks running statistics but normalises with the batch's
+    own in both modes (what track_running_stats=False does in eval mode)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            training=True, momentum=self.momentum, eps=self.eps)
+
+
+def c12_evidence(bn_class=nn.BatchNorm1d, dropout: float = 0.5) -> tuple[dict, dict]:
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(64, 256), bn_class(256), nn.ReLU(), nn.Dropout(dropout),
+                        nn.Linear(256, 10))
+    batch = digits()[1].tensors[0][:64]
+    four = chapter("four_combinations", saved_bytes=chapter_function(CHAPTER, "saved_bytes"))
+    rows = four(net, batch, bn=net[1])
+    bn_out = chapter("batchnorm_in_both_modes")(net[1], net[0](batch).detach())
+    return rows, bn_out
+
+
+def test_c12_batchnorm_same_in_both_modes():
+    verdict = chapter_function(CHAPTER, "verdict_c12")
+    verdict(*c12_evidence())
+    with pytest.raises(AssertionError, match="running statistics|same output in both modes"):
+        verdict(*c12_evidence(bn_class=BatchStatsAlways))
+    untracked = nn.BatchNorm1d(16, track_running_stats=False)  # the layer the planted one imitates
+    x = torch.randn(32, 16)
+    assert torch.equal(untracked.train()(x), untracked.eval()(x))
+
+
+def test_c12_dropout_removed():
+    verdict = chapter_function(CHAPTER, "verdict_c12")
+    with pytest.raises(AssertionError, match="training mode the output repeats"):
+        verdict(*c12_evidence(dropout=0.0))
+
+
+def test_c12_no_grad_ignored():
+    verdict = chapter_function(CHAPTER, "verdict_c12")
+    rows, bn_out = c12_evidence()
+    rows["eval", "no_grad"] = rows["eval", "grad"]  # a no_grad that records anyway
+    with pytest.raises(AssertionError, match="under no_grad still saved"):
+        verdict(rows, bn_out)
+
+
+# C13: step before backward ---------------------------------------------------------------
+
+def small_batches(count: int = 6) -> list:
+    generator = torch.Generator().manual_seed(0)
+    return [(torch.randn(16, 8, generator=generator), torch.randint(0, 3, (16,),
+                                                                     generator=generator))
+            for _ in range(count)]
+
+
+def small(kind: str) -> nn.Module:
+    torch.manual_seed(0)
+    if kind == "mlp":
+        return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    return nn.Linear(8, 3)
+
+
+def test_c13_raises_without_saved_weight():
+    run_order, verdict = chapter("run_order"), chapter("verdict_c13_raises")
+    stale = "forward, step, zero_grad, backward"
+    verdict(run_order(stale, small("mlp"), small_batches()))
+    with pytest.raises(AssertionError, match="no error"):  # nothing saved: nothing raised
+        verdict(run_order(stale, small("linear"), small_batches()))
+
+
+def test_c13_silent_with_fresh_gradient():
+    run_order, verdict = chapter("run_order"), chapter("verdict_c13_silent")
+    stale = "forward, step, zero_grad, backward"
+    verdict(run_order(stale, small("linear"), small_batches()))
+    with pytest.raises(AssertionError, match="previous batch's gradient"):  # not late at all
+        verdict(run_order("zero_grad, forward, backward, step", small("linear"),
+                          small_batches()))
+    with pytest.raises(AssertionError, match="backward raised"):
+        verdict(run_order(stale, small("mlp"), small_batches()))
+
+
+def chapter_batches(count: int = 30) -> list:
+    loaders = chapter("loaders")
+    return [pair for pair, _ in zip(loaders()[0], range(count), strict=False)]
+
+
+def test_c13_never_when_gradients_survive():
+    run_order, verdict = chapter("run_order"), chapter("verdict_c13_never")
+    make_model = chapter("make_model")
+    batches = chapter_batches()
+    right = run_order("zero_grad, forward, backward, step", make_model(dropout=0.0), batches)
+    never = run_order("zero_grad, forward, step, backward", make_model(dropout=0.0), batches)
+    verdict(never, right)
+    kept = run_order("forward, step, zero_grad, backward", small("linear"), small_batches())
+    with pytest.raises(AssertionError, match="weights moved"):  # .grad not cleared before step
+        verdict(kept, right)
+    with pytest.raises(AssertionError, match="did not learn"):  # the reference must learn
+        verdict(never, never)
+
+
+# C14: clipping bounds the norm, not the learning rate ------------------------------------
+
+def clipped_runs(max_norm_of, lrs=(0.5, 5.0, 50.0)) -> dict:
+    """Runs of chapter 03's setting (3 epochs, plain SGD), clipped at max_norm_of(lr)."""
+    make_model, loaders = chapter("make_model"), chapter("loaders")
+    runs = {}
+    for lr in lrs:
+        model = make_model(dropout=0.0)
+        train_loader, val_loader = loaders()
+        runs[lr] = fit(model, train_loader, val_loader, F.cross_entropy,
+                       torch.optim.SGD(model.parameters(), lr=lr), epochs=3,
+                       max_grad_norm=max_norm_of(lr), progress=False)
+    return runs
+
+
+def spiky_norms(clip: bool) -> tuple[float, float]:
+    model = chapter("make_model")(dropout=0.0)
+    x, y = digits()[0].tensors
+    F.cross_entropy(model(x[:32]) * 50, y[:32]).backward()
+    before = nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0 if clip else np.inf)
+    after = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters()]))
+    return before.item(), after.item()
+
+
+@pytest.fixture(scope="module")
+def real_runs() -> dict:
+    return clipped_runs(lambda lr: 1.0)
+
+
+def test_c14_clipping_removed(real_runs):
+    verdict = chapter_function(CHAPTER, "verdict_c14")
+    verdict(*spiky_norms(clip=True), real_runs)
+    with pytest.raises(AssertionError, match="not down to 1.0"):
+        verdict(*spiky_norms(clip=False), real_runs)
+
+
+def test_c14_clipping_that_bounds_the_step(real_runs):
+    verdict = chapter_function(CHAPTER, "verdict_c14")
+    # a world where clipping fixed the learning rate: every step at most 0.5 long, whatever lr
+    rescued = {**real_runs, **clipped_runs(lambda lr: 0.5 / lr, lrs=(50.0,))}
+    assert rescued[50.0].epoch_val_metric[-1] > 0.5  # the counterfactual really learns
+    with pytest.raises(AssertionError, match="clipped lr = 50"):
+        verdict(*spiky_norms(clip=True), rescued)
