@@ -1,9 +1,11 @@
+import importlib.metadata
 import os
 import stat
 
 import pytest
 import torch
 
+import helpers.env
 from helpers import (
     diagnose_cuda,
     environment_report,
@@ -11,7 +13,7 @@ from helpers import (
     read_cuda_facts,
     torchvision_matches,
 )
-from helpers.env import nvidia_driver_version
+from helpers.env import diagnose_torchvision, installed_torchvision, nvidia_driver_version
 
 
 def test_cpu_wheel():
@@ -122,8 +124,38 @@ def test_environment_report_states_the_essentials(monkeypatch):
     assert report["torch"] == torch.__version__
     assert report["torch.version.cuda"] == str(torch.version.cuda)
     assert report["BOOK_DEVICE"] == "cpu"
-    assert "matches" in report["torchvision"]
+    import torchvision  # the installed pair is reported, whether it matches or not
+
+    installed = installed_torchvision()  # from metadata, which may omit the +cu130 tag
+    assert installed and torchvision.__version__.split("+")[0] == installed.split("+")[0]
+    matches = torchvision_matches(torch.__version__, installed)
+    assert report["torchvision"].startswith(installed)
+    assert ("(matches:" in report["torchvision"]) == matches
+    assert ("(MISMATCH:" in report["torchvision"]) == (not matches)
     assert os.cpu_count() and int(report["cpu threads (torch)"]) >= 1
+
+
+def test_environment_report_on_a_mismatched_pair(monkeypatch):
+    monkeypatch.setattr(torch, "__version__", "2.15.0")
+    monkeypatch.setattr(helpers.env, "installed_torchvision", lambda: "0.29.2")
+    line = environment_report()["torchvision"]
+    assert line == "0.29.2 (MISMATCH: torch 2.15.0 expects torchvision 0.30.x)", line
+    monkeypatch.setattr(torch, "__version__", "3.0.0")  # no known rule: reported, no error
+    assert "pairing unknown" in environment_report()["torchvision"]
+    monkeypatch.setattr(helpers.env, "installed_torchvision", lambda: "nightly")
+    assert "pairing unknown" in environment_report()["torchvision"]  # unreadable: no error
+    monkeypatch.setattr(helpers.env, "installed_torchvision", lambda: None)
+    assert environment_report()["torchvision"] == "not installed"
+
+
+def test_installed_torchvision_without_the_package(monkeypatch):
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert installed_torchvision() is None
+    text = diagnose_torchvision("2.15.0+cu128", None)
+    assert "not installed" in text and 'pip install "torch==2.15.0" "torchvision==0.30.*"' in text
 
 
 def test_last_verified_line():
@@ -150,8 +182,10 @@ def test_read_cuda_facts_on_a_cuda_machine(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", _fake_nvidia_smi(tmp_path, NVIDIA_SMI_TWO_GPUS))
     monkeypatch.setattr(torch.version, "cuda", "12.8")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.version, "hip", None)
     facts = read_cuda_facts()
-    assert facts == {"cuda_build": "12.8", "is_available": True, "driver_version": "570.124.06"}
+    assert facts == {"cuda_build": "12.8", "is_available": True, "driver_version": "570.124.06",
+                     "hip_build": None}
     assert diagnose_cuda(**facts).case == "cuda-ready"
 
 
@@ -159,6 +193,71 @@ def test_read_cuda_facts_on_a_cpu_wheel_without_a_driver(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi
     monkeypatch.setattr(torch.version, "cuda", None)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.version, "hip", None)
     facts = read_cuda_facts()
-    assert facts == {"cuda_build": None, "is_available": False, "driver_version": None}
+    assert facts == {"cuda_build": None, "is_available": False, "driver_version": None,
+                     "hip_build": None}
     assert diagnose_cuda(**facts).case == "cpu-wheel"
+
+
+def test_read_cuda_facts_on_a_rocm_wheel(tmp_path, monkeypatch):
+    """A ROCm wheel: torch.version.cuda is None, torch.version.hip is set, torch.cuda works."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi on an AMD machine
+    monkeypatch.setattr(torch.version, "cuda", None)
+    monkeypatch.setattr(torch.version, "hip", "6.2.41133")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    facts = read_cuda_facts()
+    assert facts["hip_build"] == "6.2.41133"
+    ready = diagnose_cuda(**facts)  # not refused as inconsistent: the CPU-wheel rule is CUDA's
+    assert ready.case == "cuda-ready" and "ROCm 6.2.41133" in ready.summary
+    report = environment_report()
+    assert report["torch.version.hip"] == "6.2.41133"
+
+
+def test_rocm_wheel_without_a_gpu_points_at_the_driver():
+    d = diagnose_cuda(None, False, None, hip_build="6.2")
+    assert d.case == "driver-or-device" and "rocm-smi" in d.advice
+    with pytest.raises(ValueError, match="inconsistent"):
+        diagnose_cuda("12.6", True, None, hip_build="6.2")
+    with pytest.raises(ValueError, match="hip_build"):
+        diagnose_cuda(None, True, None, hip_build="rocm")
+
+
+def test_diagnose_torchvision_on_the_newest_torch_and_the_previous_torchvision():
+    """What `pip install torch torchvision` resolved when torch 2.15.0 came before 0.30."""
+    text = diagnose_torchvision("2.15.0", "0.29.2")
+    assert text.startswith("MISMATCH: torch 2.15.0 with torchvision 0.29.2")
+    assert "expects torchvision 0.30.x" in text
+    assert "may import fine" in text and "torchvision::nms" in text  # honest: it may import
+    assert 'pip install "torch==2.15.0" "torchvision==0.30.*"' in text  # the pairing one
+    assert 'pip install "torch==2.14.*" "torchvision==0.29.*"' in text  # or the older pair
+
+
+def test_diagnose_torchvision_keeps_the_wheel_index():
+    text = diagnose_torchvision("2.15.0+cu128", "0.29.2+cu128")
+    assert text.count("--index-url https://download.pytorch.org/whl/cu128") == 2
+    builds = diagnose_torchvision("2.14.1+cu130", "0.29.1+cpu")  # right versions, two indexes
+    assert builds.startswith("MISMATCH") and "cu130 build" in builds and "cpu build" in builds
+
+
+@pytest.mark.parametrize("torch_version, torchvision_version", [
+    ("2.5.1+cu124", "0.20.1+cu124"), ("2.14.1", "0.29.1"), ("2.14.1+cpu", "0.29.1"),
+    ("1.13.1", "0.14.1")])
+def test_diagnose_torchvision_on_a_matching_pair(torch_version, torchvision_version):
+    text = diagnose_torchvision(torch_version, torchvision_version)
+    assert "they pair" in text and "MISMATCH" not in text and "pip install" not in text
+
+
+def test_diagnose_torchvision_on_an_unknown_future_torch():
+    text = diagnose_torchvision("3.0.0", "0.31.0")
+    assert "no known pairing" in text and "MISMATCH" not in text
+
+
+@pytest.mark.parametrize("bad", ["latest", "", "v2.1"])
+def test_diagnose_torchvision_refuses_what_is_not_a_version(bad):
+    with pytest.raises(ValueError, match="torch_version: not a version"):
+        diagnose_torchvision(bad, "0.20.1")
+    with pytest.raises(ValueError, match="torchvision_version: not a version"):
+        diagnose_torchvision("2.5.1", bad)
+    with pytest.raises(TypeError, match="torchvision_version must be a string"):
+        diagnose_torchvision("2.5.1", 0.2)  # type: ignore[arg-type]

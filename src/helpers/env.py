@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import platform
 import re
@@ -28,16 +29,20 @@ class CudaDiagnosis:
 
 
 def diagnose_cuda(
-    cuda_build: str | None, is_available: bool, driver_version: str | None
+    cuda_build: str | None, is_available: bool, driver_version: str | None,
+    hip_build: str | None = None,
 ) -> CudaDiagnosis:
     """Tell apart the three reasons ``torch.cuda.is_available()`` is what it is.
 
     The inputs are what :func:`read_cuda_facts` reads on the machine: ``torch.version.cuda``
     (``None`` on a CPU-only wheel), ``torch.cuda.is_available()``, and the NVIDIA driver
-    version that ``nvidia-smi`` reports (``None`` when there is no ``nvidia-smi`` or it fails).
-    Passing them in, rather than reading them here, lets the chapter and the tests show every
-    case on any machine.
+    version that ``nvidia-smi`` reports (``None`` when there is no ``nvidia-smi`` or it fails);
+    ``hip_build`` is ``torch.version.hip``, set (and ``torch.version.cuda`` ``None``) on a
+    ROCm wheel for AMD GPUs, which ``torch.cuda`` drives too. Passing them in, rather than
+    reading them here, lets the chapter and the tests show every case on any machine.
     """
+    if hip_build is not None:
+        return _diagnose_rocm(cuda_build, is_available, hip_build)
     bad_build = not isinstance(cuda_build, str) or not _VERSION_RE.match(cuda_build)
     if cuda_build is not None and bad_build:
         raise ValueError(f"cuda_build must be None or a version such as '12.4', got {cuda_build!r}")
@@ -91,6 +96,27 @@ def diagnose_cuda(
     )
 
 
+def _diagnose_rocm(cuda_build: str | None, is_available: bool, hip_build: str) -> CudaDiagnosis:
+    """:func:`diagnose_cuda` for a ROCm wheel (``torch.version.hip`` set)."""
+    if not isinstance(hip_build, str) or not _VERSION_RE.match(hip_build):
+        raise ValueError(f"hip_build must be None or a version such as '6.2', got {hip_build!r}")
+    if cuda_build is not None:
+        raise ValueError("inconsistent facts: a ROCm wheel (hip_build set) has cuda_build=None, "
+                         f"got {cuda_build!r}")
+    if not isinstance(is_available, bool):
+        raise TypeError(f"is_available must be a bool, got {type(is_available).__name__}")
+    if is_available:
+        return CudaDiagnosis(
+            "cuda-ready", f"ROCm {hip_build} build and a usable AMD GPU (torch.cuda drives it; "
+            "torch.version.cuda is None on ROCm)",
+            "nothing: use helpers.pick_device() and move models and tensors with .to(device)")
+    return CudaDiagnosis(
+        "driver-or-device",
+        f"the wheel has ROCm {hip_build}, yet no GPU is available; the wheel is not the problem",
+        "run rocm-smi: install or repair the AMD ROCm driver, check that this GPU is supported "
+        "by ROCm, and check HIP_VISIBLE_DEVICES and container limits")
+
+
 def nvidia_driver_version() -> str | None:
     """The driver version ``nvidia-smi`` reports, or ``None`` if it is missing or fails."""
     exe = shutil.which("nvidia-smi")
@@ -107,11 +133,12 @@ def nvidia_driver_version() -> str | None:
 
 
 def read_cuda_facts() -> dict[str, object]:
-    """The three facts :func:`diagnose_cuda` needs, read from this machine."""
+    """The facts :func:`diagnose_cuda` needs, read from this machine."""
     return {
         "cuda_build": torch.version.cuda,
         "is_available": torch.cuda.is_available(),
         "driver_version": nvidia_driver_version(),
+        "hip_build": getattr(torch.version, "hip", None),
     }
 
 
@@ -142,17 +169,110 @@ def torchvision_matches(torch_version: str, torchvision_version: str) -> bool:
     return f"{match[1]}.{match[2]}" == expected_torchvision(torch_version)
 
 
+def _paired_torch(torchvision_version: str) -> str | None:
+    """The torch ``major.minor`` released with a torchvision ``0.minor`` (the rule reversed)."""
+    match = _VERSION_RE.match(torchvision_version)
+    if not match or match[1] != "0":
+        return None
+    minor = int(match[2])
+    if minor >= 15:
+        return f"2.{minor - 15}"
+    return f"1.{minor - 1}" if minor >= 1 else None
+
+
+def _local_build(version: str) -> str | None:
+    """The wheel's local build tag (``cu128``, ``cpu``, ``rocm6.2``), or ``None`` without one."""
+    return version.split("+", 1)[1] if "+" in version else None
+
+
+def installed_torchvision() -> str | None:
+    """The installed torchvision's version, read from its package metadata without importing
+    it (a torchvision from another torch release can fail at import); ``None`` if absent."""
+    try:
+        return importlib.metadata.version("torchvision")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def diagnose_torchvision(torch_version: str, torchvision_version: str | None) -> str:
+    """Say whether an installed torch and torchvision belong together and, if not, what to do.
+
+    Chapter 00 shows it on the reader's own pair (``torch.__version__`` and
+    :func:`installed_torchvision`, ``None`` when torchvision is not installed): it reports, it
+    never fails because of the environment. A mismatch is reported with the fix (one pip
+    command for both, from one index); an unknown future pairing is reported as unknown, not
+    guessed. Raises ``TypeError`` for a non-string and ``ValueError`` for a string that is not
+    a version.
+    """
+    if torchvision_version is None and isinstance(torch_version, str) \
+            and _VERSION_RE.match(torch_version.strip()):
+        try:
+            wanted = f' "torchvision=={expected_torchvision(torch_version)}.*"'
+        except ValueError:
+            wanted = " torchvision"
+        return (f"torchvision is not installed (torch {torch_version.strip()}); to add it, "
+                f'install it with torch in one command: pip install '
+                f'"torch=={torch_version.strip().split("+")[0]}"{wanted}')
+    for name, value in (("torch_version", torch_version),
+                        ("torchvision_version", torchvision_version)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+        if not _VERSION_RE.match(value.strip()):
+            raise ValueError(f"{name}: not a version string: {value!r} "
+                             "(expected e.g. '2.5.1+cu124' or '0.20.1')")
+    torch_version, torchvision_version = torch_version.strip(), torchvision_version.strip()
+    pair = f"torch {torch_version} with torchvision {torchvision_version}"
+    try:
+        expected = expected_torchvision(torch_version)
+    except ValueError:
+        return (f"{pair}: no known pairing rule for this torch; check the compatibility table "
+                "at https://github.com/pytorch/vision#installation, and install torch and "
+                "torchvision together in one pip command from one index")
+    build = _local_build(torch_version)
+    index = (f" --index-url https://download.pytorch.org/whl/{build}" if build
+             else "  (from the index torch came from)")
+    tv_match = _VERSION_RE.match(torchvision_version)
+    installed = f"{tv_match[1]}.{tv_match[2]}"
+    tv_build = _local_build(torchvision_version)
+    if installed == expected and (build is None or tv_build is None or build == tv_build):
+        return f"{pair}: they pair (torch {torch_version} expects torchvision {expected}.x)"
+    if installed == expected:
+        problem = (f"the versions pair, but torch is the {build} build and torchvision the "
+                   f"{tv_build} build")
+        fix = f'pip install --force-reinstall "torch=={torch_version.split("+")[0]}" ' \
+              f'"torchvision=={torchvision_version.split("+")[0]}"{index}'
+    else:
+        problem = f"torch {torch_version} expects torchvision {expected}.x"
+        paired = _paired_torch(torchvision_version)
+        fix = (f'pip install "torch=={torch_version.split("+")[0]}" '
+               f'"torchvision=={expected}.*"{index}')
+        if paired is not None:
+            fix += (f"\n    or, if torchvision {expected} is not released yet, the torch that "
+                    f'pairs with this torchvision, in one command: pip install "torch=={paired}.*" '
+                    f'"torchvision=={installed}.*"{index}')
+    return (f"MISMATCH: {pair}: {problem}. A mismatched pair may import fine and still fail, "
+            "at import or at the first compiled operator (e.g. torchvision::nms: "
+            "'operator torchvision::nms does not exist').\n"
+            f"  what to do: install torch and torchvision together, in one pip command from "
+            f"one index:\n    {fix}")
+
+
 def environment_report() -> dict[str, str]:
     """Versions, build and hardware facts that a bug report or a benchmark should state."""
-    try:
-        import torchvision
-
-        tv_version = torchvision.__version__
-        tv_note = "matches" if torchvision_matches(torch.__version__, tv_version) else "MISMATCH"
-        tv = f"{tv_version} ({tv_note}: torch {torch.__version__} expects "
-        tv += f"{expected_torchvision(torch.__version__)}.x)"
-    except ImportError:
+    tv_version = installed_torchvision()  # read without importing torchvision
+    if tv_version is None:
         tv = "not installed"
+    else:
+        try:
+            verdict = diagnose_torchvision(torch.__version__, tv_version)
+        except ValueError:  # a version string the rule cannot read: report, do not fail
+            verdict = "unknown"
+        if verdict.startswith("MISMATCH"):  # the first sentence: what does not pair
+            tv = f"{tv_version} (MISMATCH: {verdict.split(': ', 2)[2].split('. ')[0]})"
+        elif "they pair" in verdict:
+            tv = f"{tv_version} (matches: {verdict.split('(', 1)[1]}"
+        else:
+            tv = f"{tv_version} (pairing unknown for torch {torch.__version__})"
     facts = read_cuda_facts()
     report = {
         "python": platform.python_version(),
@@ -160,6 +280,7 @@ def environment_report() -> dict[str, str]:
         "torch": torch.__version__,
         "torchvision": tv,
         "torch.version.cuda": str(facts["cuda_build"]),
+        **({"torch.version.hip": str(facts["hip_build"])} if facts["hip_build"] else {}),
         "cuda available": str(facts["is_available"]),
         "nvidia driver": str(facts["driver_version"]),
         "cpu threads (torch)": str(torch.get_num_threads()),
