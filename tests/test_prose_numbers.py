@@ -74,6 +74,12 @@ def test_inputs_and_numbers_by_construction_are_not_reported():
     assert copied_numbers(CHAPTER.split("# A")[0] + text, run) == ["0.58"]
 
 
+def test_a_version_the_run_printed_is_not_a_measured_number():
+    run = executed_notebook("torch 2.14.1, python 3.11.7; loss 2.328.\n")
+    text = CHAPTER.split("# A")[0] + "Checked on torch 2.9–2.14; the loss was 2.328.\n"
+    assert copied_numbers(text, run) == ["2.328"]
+
+
 def test_code_maths_links_and_versions_are_not_prose():
     cell = ("`0.601` in code, $0.601$ in maths, [a link](x/0.601.html), torch 2.14.1, "
             "a1.5 word, {glue:text}`v:.2f`, and 3.5 here\n```python\ny = 0.601\n```\n")

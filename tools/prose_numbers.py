@@ -23,7 +23,8 @@ from tools.chapter_format import markdown_cells
 
 # A decimal number, a number followed by % / x / ×, not part of a word, a version or a path
 NUMBER_RE = re.compile(r"(?<![\w.])(\d+\.\d+|\d+(?=\s?(?:%|％|x\b|×)))(?![\w.]*\d)")
-OUTPUT_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")
+# a version such as 2.14.1 in the output is not a measured 2.14
+OUTPUT_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\.?\d|\w)")
 CODE_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?")
 # What a reader does not see as prose: fenced blocks, code spans, maths, roles, link targets,
 # directive option lines, HTML comments, glue roles
