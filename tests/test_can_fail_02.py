@@ -1,0 +1,388 @@
+"""Chapter 02's claims fail where they are false: each verdict function, compiled from the
+chapter's source (tests/chapter_code.py), gets evidence from a world without the effect and
+must raise; evidence from the world with it must pass (the positive control)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset, get_worker_info
+
+from helpers import SequenceDataset, make_color_images, worker_context
+from tests.chapter_code import chapter_function
+
+STEM = "02_data"
+
+
+# C06: padding per batch --------------------------------------------------------------------
+
+def _fed(sequences: list[tuple[torch.Tensor, torch.Tensor]]) -> dict[str, int]:
+    """Elements each collate of the chapter feeds the model, over batches of 32."""
+    pad_batch = chapter_function(STEM, "pad_batch")
+    global_max = max(len(s) for s, _ in sequences)
+    to_max = chapter_function(STEM, "pad_to_global_max", pad_batch=pad_batch,
+                              global_max=global_max)
+    fed = {}
+    for name, collate in (("per batch", pad_batch), ("global max", to_max)):
+        fed[name] = sum(padded.shape[0] * padded.shape[1] for padded, _, _ in
+                        DataLoader(sequences, batch_size=32, collate_fn=collate))
+    return fed
+
+
+def _last_step_gap(take_last_real_step: bool) -> float:
+    """How far a GRU's per-sequence output moves when the batch is padded further."""
+    torch.manual_seed(0)
+    gru = nn.GRU(8, 16, batch_first=True)
+    seqs = [torch.randn(n, 8) for n in (3, 7, 5)]
+    lens = torch.tensor([3, 7, 5])
+    outputs = []
+    for extra in (0, 9):  # padded to the batch's longest, or 9 steps further
+        padded = nn.utils.rnn.pad_sequence(seqs, batch_first=True)
+        padded = torch.nn.functional.pad(padded, (0, 0, 0, extra))
+        with torch.no_grad():
+            out, _ = gru(padded)
+        last = lens - 1 if take_last_real_step else torch.full_like(lens, out.shape[1] - 1)
+        outputs.append(out[torch.arange(3), last])
+    return (outputs[0] - outputs[1]).abs().max().item()
+
+
+def test_c06_equal_lengths_remove_the_saving() -> None:
+    verdict = chapter_function(STEM, "verdict_c06")
+    data = SequenceDataset(256, min_len=4, max_len=256, features=8, seed=0)
+    varied = [data[i] for i in range(len(data))]
+    fed = _fed(varied)
+    seconds = {name: n * 1e-6 for name, n in fed.items()}  # a cost that follows the elements
+    verdict(fed, seconds, _last_step_gap(True))  # positive control: real, long-tailed lengths
+    same_length = [(torch.randn(64, 8), torch.tensor(0)) for _ in range(256)]
+    fed = _fed(same_length)
+    assert fed["per batch"] == fed["global max"]
+    with pytest.raises(AssertionError):
+        verdict(fed, {name: n * 1e-6 for name, n in fed.items()}, 0.0)
+
+
+def test_c06_time_not_following_the_elements() -> None:
+    verdict = chapter_function(STEM, "verdict_c06")
+    data = SequenceDataset(256, min_len=4, max_len=256, features=8, seed=0)
+    fed = _fed([data[i] for i in range(len(data))])
+    with pytest.raises(AssertionError):  # an overhead-bound model: fewer elements, same time
+        verdict(fed, {"per batch": 1.0, "global max": 1.05}, 0.0)
+
+
+def test_c06_reading_the_padded_last_step() -> None:
+    verdict = chapter_function(STEM, "verdict_c06")
+    data = SequenceDataset(256, min_len=4, max_len=256, features=8, seed=0)
+    fed = _fed([data[i] for i in range(len(data))])
+    seconds = {name: n * 1e-6 for name, n in fed.items()}
+    assert _last_step_gap(True) < 1e-6
+    with pytest.raises(AssertionError):  # out[:, -1] reads padding: padding changes the answer
+        verdict(fed, seconds, _last_step_gap(False))
+
+
+# C07: num_workers --------------------------------------------------------------------------
+
+def _c07():
+    return chapter_function(STEM, "verdict_c07", BATCHES_PER_WORKER=8)
+
+
+def _grid(cores: int) -> list[int]:
+    return sorted({0, 1, cores, 2 * cores} | {2**k for k in range(1, (2 * cores).bit_length())})
+
+
+def _machine(cores: int, parallel: int, batches: dict[int, int]) -> dict[int, float]:
+    """Items/s of a loader whose items cost 1 ms of CPU each, on a machine that runs `parallel`
+    of them at once, with `batches` per epoch (a batch goes to one worker)."""
+    speed = {}
+    for w, n in batches.items():
+        busy = min(max(w, 1), parallel, n)
+        speed[w] = 1000.0 * busy * (0.9 if w == 0 else 1.0)
+    return speed
+
+
+def test_c07_positive_control_knee_at_the_cores() -> None:
+    for cores in (1, 2, 16, 64):
+        batches = {w: 8 * max(w, 2) for w in _grid(cores)}
+        _c07()(_machine(cores, cores, batches), batches, cores)
+
+
+def test_c07_still_rising_past_the_cores() -> None:
+    """A bigger machine than counted (or items that wait rather than compute): throughput keeps
+    rising with the workers, and the verdict says no knee was found."""
+    cores = 16
+    batches = {w: 8 * max(w, 2) for w in _grid(cores)}
+    with pytest.raises(AssertionError, match="no knee found"):
+        _c07()(_machine(cores, 64, batches), batches, cores)
+
+
+def test_c07_too_few_batches_per_epoch() -> None:
+    """The old setup: 8 batches an epoch caps every setting at 8-way parallelism, so 16 and 32
+    workers look equally fast on any machine with 8 or more cores, whatever the truth."""
+    cores = 16
+    batches = dict.fromkeys(_grid(cores), 8)
+    speed = _machine(cores, 64, batches)
+    assert speed[32] == speed[16]  # flat, though the machine scales to 64
+    with pytest.raises(AssertionError, match="too short"):
+        _c07()(speed, batches, cores)
+
+
+def test_c07_grid_must_reach_twice_the_cores() -> None:
+    batches = {w: 8 * max(w, 2) for w in (0, 1, 2, 4)}
+    speed = _machine(8, 8, batches)
+    with pytest.raises(AssertionError, match="lacks"):
+        _c07()(speed, batches, 8)
+
+
+@pytest.mark.parametrize(("cpu_max", "expected"), [("max 100000\n", None), ("100000 100000\n", 1),
+                                                    ("150000 100000\n", 2)])
+def test_c07_usable_cpus_reads_the_cgroup_quota(tmp_path, cpu_max: str,
+                                                 expected: int | None) -> None:
+    usable_cpus = chapter_function(STEM, "usable_cpus", os=os)
+    unlimited = usable_cpus(str(tmp_path / "missing"))
+    (tmp_path / "cpu.max").write_text(cpu_max)
+    assert usable_cpus(str(tmp_path)) == (unlimited if expected is None
+                                          else min(unlimited, expected))
+    v1 = tmp_path / "v1"
+    (v1 / "cpu").mkdir(parents=True)
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("100000\n")
+    (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    assert usable_cpus(str(v1)) == 1
+
+
+# C08: random validation transform ---------------------------------------------------------
+
+def _scores(model: nn.Module, transform, evaluations: int = 5) -> list[float]:
+    torch.manual_seed(0)
+    x, y = torch.randn(400, 16), torch.randint(0, 4, (400,))
+    scores = []
+    for _ in range(evaluations):
+        with torch.no_grad():
+            scores.append((model(transform(x)).argmax(1) == y).float().mean().item())
+    return scores
+
+
+def _noisy(x: torch.Tensor) -> torch.Tensor:
+    return x + torch.randn_like(x)
+
+
+def test_c08_randomness_removed_from_the_transform() -> None:
+    verdict = chapter_function(STEM, "verdict_c08")
+    torch.manual_seed(0)
+    model = nn.Linear(16, 4).eval()
+    verdict(_scores(model, _noisy), _scores(model, lambda x: x))  # positive control
+
+    def reseeded(x: torch.Tensor) -> torch.Tensor:  # "random", but the same draw every time
+        torch.manual_seed(0)
+        return _noisy(x)
+
+    with pytest.raises(AssertionError):
+        verdict(_scores(model, reseeded), _scores(model, lambda x: x))
+
+
+def test_c08_fixed_transform_that_is_not_fixed() -> None:
+    verdict = chapter_function(STEM, "verdict_c08")
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Dropout(0.5), nn.Linear(16, 4)).train()  # eval() forgotten
+    with pytest.raises(AssertionError):
+        verdict(_scores(model, _noisy), _scores(model, lambda x: x))
+
+
+# C09: seeding workers ----------------------------------------------------------------------
+# Worker processes are slow to start on a busy machine, so the DataLoader's seeding is emulated
+# in-process (torch/utils/data/_utils/worker.py: base seed drawn per epoch from the loader's
+# generator or torch's global one, worker i seeded with base + i, batch b made by worker
+# b % num_workers); each counterfactual switches one piece of that mechanism off.
+
+def _base_seed(generator: torch.Generator | None) -> int:
+    return torch.empty((), dtype=torch.int64).random_(generator=generator).item()
+
+
+def _hashes(seed: int | None, generator_seed: int | None = None, workers: int = 2,
+            seeding: str = "pytorch") -> list[str]:
+    """Batches of a dataset adding torch noise to item i, 2 epochs of 4 batches of 4 items."""
+    if seed is not None:
+        torch.manual_seed(seed)
+    generator = None if generator_seed is None else torch.Generator().manual_seed(generator_seed)
+    batches = []
+    for _ in range(2):
+        base = _base_seed(generator if seeding != "generator ignored" else None)
+        streams = [torch.Generator().manual_seed(0 if seeding == "constant" else base + i)
+                   for i in range(workers)]
+        for b in range(4):
+            items = []
+            for i in range(4 * b, 4 * b + 4):
+                stream = (torch.Generator().manual_seed(base + i) if seeding == "per sample"
+                          else streams[b % workers])
+                items.append((torch.randn(3, generator=stream) + i).tolist())
+            batches.append(str(items))
+    return batches
+
+
+def _noise(reseed: bool = False, seed: int = 0, state: str = "copied") -> list[torch.Tensor]:
+    """Noise batches of a dataset with its own Generator (seeded 0 in __init__), 2 workers,
+    2 epochs of 4 batches; reseed: a worker_init_fn that seeds each copy with base + id."""
+    torch.manual_seed(seed)
+    shared = torch.Generator().manual_seed(0)
+    batches = []
+    for _ in range(2):
+        base = _base_seed(None)
+        if state == "shared":  # one state for all workers and epochs: nothing is copied
+            copies = [shared, shared]
+        else:  # each worker starts from a copy of the dataset's state
+            copies = [torch.Generator().manual_seed(base + i if reseed else 0) for i in range(2)]
+        batches += [torch.randn(4, 3, generator=copies[b % 2]) for b in range(4)]
+    return batches
+
+
+def _evidence(seeding: str = "pytorch") -> dict:
+    return {
+        "seeded": (_hashes(0, seeding=seeding), _hashes(0, seeding=seeding)),
+        "unseeded": (_hashes(None, seeding=seeding), _hashes(None, seeding=seeding)),
+        "generator": (_hashes(1, 7, seeding=seeding), _hashes(2, 7, seeding=seeding)),
+        "three_workers": _hashes(0, workers=3, seeding=seeding),
+        "copied": _noise(),
+        "fixed": (_noise(reseed=True), _noise(reseed=True)),
+        "fixed_other_seed": _noise(reseed=True, seed=1),
+    }
+
+
+def test_c09_positive_control() -> None:
+    chapter_function(STEM, "verdict_c09")(**_evidence())
+
+
+def test_c09_positive_control_real_workers() -> None:
+    """One real loader with 2 workers: a dataset's own Generator is duplicated."""
+    class OwnRng(Dataset):
+        def __init__(self) -> None:
+            self.rng = torch.Generator().manual_seed(0)
+
+        def __len__(self) -> int:
+            return 8
+
+        def __getitem__(self, index: int):
+            return torch.randn(3, generator=self.rng), index
+
+    def reseed(worker_id: int) -> None:
+        info = get_worker_info()
+        info.dataset.rng = torch.Generator().manual_seed(info.seed)
+
+    copied = [x for x, _ in DataLoader(OwnRng(), batch_size=4, num_workers=2,
+                                       multiprocessing_context=worker_context(2))]
+    assert torch.equal(copied[0], copied[1])
+    fixed = [x for x, _ in DataLoader(OwnRng(), batch_size=4, num_workers=2, worker_init_fn=reseed,
+                                      multiprocessing_context=worker_context(2))]
+    assert not torch.equal(fixed[0], fixed[1])
+
+
+def test_c09_workers_seeded_with_a_constant() -> None:
+    """Every worker seeded with one fixed number: the main seed changes nothing."""
+    verdict = chapter_function(STEM, "verdict_c09")
+    with pytest.raises(AssertionError, match="not reseeded, yet two runs are equal"):
+        verdict(**_evidence("constant"))
+
+
+def test_c09_generator_ignored() -> None:
+    verdict = chapter_function(STEM, "verdict_c09")
+    with pytest.raises(AssertionError, match="same generator= seed"):
+        verdict(**_evidence("generator ignored"))
+
+
+def test_c09_stream_independent_of_num_workers() -> None:
+    """Seeding per sample (base + index) instead of per worker: 2 and 3 workers agree."""
+    verdict = chapter_function(STEM, "verdict_c09")
+    with pytest.raises(AssertionError, match="2 and 3 workers"):
+        verdict(**_evidence("per sample"))
+
+
+def test_c09_dataset_state_not_copied() -> None:
+    verdict = chapter_function(STEM, "verdict_c09")
+    with pytest.raises(AssertionError, match="did not duplicate"):
+        verdict(**{**_evidence(), "copied": _noise(state="shared")})
+
+
+def test_c09_worker_init_fn_that_does_not_reseed() -> None:
+    verdict = chapter_function(STEM, "verdict_c09")
+    with pytest.raises(AssertionError, match="workers still duplicate"):
+        verdict(**{**_evidence(), "fixed": (_noise(), _noise())})
+
+
+# C10: channel order and normalization ------------------------------------------------------
+
+def _color_accuracy(channel_symmetric: bool) -> dict[str, float]:
+    """Accuracies of a nearest-centroid classifier on each image's brightest value per channel
+    (trained in no time). With channel_symmetric it sees those values sorted: a model blind to
+    channel order, for which BGR input costs nothing."""
+    train_x, train_y = make_color_images(400, size=8, seed=0)
+    val_x, val_y = make_color_images(200, size=8, seed=1)
+    pixels = train_x.permute(0, 3, 1, 2).float() / 255
+    mean, std = pixels.mean(dim=(0, 2, 3)), pixels.std(dim=(0, 2, 3))
+
+    def preprocess(images: torch.Tensor, flip: bool = False) -> torch.Tensor:
+        images = images.flip(-1) if flip else images
+        return (images.permute(0, 3, 1, 2).float() / 255 - mean[:, None, None]) / std[:, None, None]
+
+    def features(x: torch.Tensor) -> torch.Tensor:
+        f = x.amax(dim=(2, 3))
+        return f.sort(dim=1).values if channel_symmetric else f
+
+    train_f = features(preprocess(train_x))
+    centroids = torch.stack([train_f[train_y == c].mean(0) for c in range(4)])
+
+    def accuracy(x: torch.Tensor) -> float:
+        read = torch.cdist(features(x), centroids).argmin(1)
+        return (read == val_y).float().mean().item()
+
+    bgr = val_x.flip(-1)
+    return {"shared preprocess (RGB)": accuracy(preprocess(val_x)),
+            "BGR fed as if RGB": accuracy(preprocess(bgr)),
+            "no normalization": accuracy(val_x.permute(0, 3, 1, 2).float() / 255),
+            "shared preprocess, told BGR": accuracy(preprocess(bgr, flip=True))}
+
+
+def test_c10_model_blind_to_channel_order() -> None:
+    verdict = chapter_function(STEM, "verdict_c10")
+    verdict(_color_accuracy(channel_symmetric=False))  # positive control
+    with pytest.raises(AssertionError):
+        verdict(_color_accuracy(channel_symmetric=True))
+
+
+def test_c10_shared_function_that_ignores_the_channel_order() -> None:
+    verdict = chapter_function(STEM, "verdict_c10")
+    accuracy = _color_accuracy(channel_symmetric=False)
+    broken = {**accuracy, "shared preprocess, told BGR": accuracy["BGR fed as if RGB"]}
+    with pytest.raises(AssertionError):
+        verdict(broken)
+
+
+# C44: pinned memory (GPU only: a simulated machine) ----------------------------------------
+
+def test_c44_pinning_that_does_not_pin() -> None:
+    """Memory that is not page-locked copies as fast as pageable memory, and non_blocking=True
+    waits like a blocking copy (CUDA stages it synchronously)."""
+    verdict = chapter_function(STEM, "verdict_c44_bandwidth")
+    returns = {("pageable", False): 5.0, ("pageable", True): 5.0, ("pinned", False): 2.5,
+               ("pinned", True): 0.02}
+    verdict({"pageable": 10.0, "pinned": 25.0}, returns,
+            {"pinned": True, "pageable": False})  # positive control: an H100-like machine
+    with pytest.raises(AssertionError):
+        verdict({"pageable": 10.0, "pinned": 10.5}, returns, {"pinned": True, "pageable": False})
+    with pytest.raises(AssertionError):
+        verdict({"pageable": 10.0, "pinned": 25.0}, {**returns, ("pinned", True): 2.4},
+                {"pinned": True, "pageable": False})
+    with pytest.raises(AssertionError):
+        verdict({"pageable": 10.0, "pinned": 25.0}, returns, {"pinned": False, "pageable": False})
+
+
+def test_c44_epoch_without_the_saving() -> None:
+    verdict = chapter_function(STEM, "verdict_c44_epoch")
+    runs = {"pageable": {"wait_ms": 1.2, "epoch_ms": 40.0, "pinned": False},
+            "pinned, blocking copy": {"wait_ms": 0.6, "epoch_ms": 35.0, "pinned": True},
+            "pinned + non_blocking": {"wait_ms": 0.05, "epoch_ms": 30.0, "pinned": True}}
+    verdict(runs)  # positive control
+    with pytest.raises(AssertionError):  # non_blocking ignored: it waits as long as pageable
+        verdict({**runs, "pinned + non_blocking": {**runs["pinned + non_blocking"],
+                                                   "wait_ms": 1.0}})
+    with pytest.raises(AssertionError):  # pin_memory=True without effect: batches not pinned
+        verdict({**runs, "pinned + non_blocking": {**runs["pinned + non_blocking"],
+                                                   "pinned": False}})
