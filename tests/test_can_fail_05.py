@@ -1,0 +1,455 @@
+"""Chapter 05's claims fail where they are false: each test feeds the chapter's own verdict
+function (tests/chapter_code.py) evidence computed in a world without the effect, and evidence
+from the real world as a positive control."""
+
+import math
+import warnings
+from functools import cache
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from helpers import GradNormRecorder, digits_split
+from tests import chapter_code
+from tests.chapter_code import chapter_function
+
+CHAPTER = "05_debugging"
+CPU = torch.device("cpu")
+CHANCE = math.log(10)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Small tensors: one thread is fastest, and threads that spin slow a busy machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def parse_once():
+    """The chapter's functions are read from its source once for this module, not per call."""
+    unparsed = chapter_code.chapter_definitions
+    chapter_code.chapter_definitions = cache(unparsed)
+    yield
+    chapter_code.chapter_definitions = unparsed
+
+
+@cache
+def digits() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    train_set, val_set = digits_split(seed=0)
+    return (*train_set.tensors, *val_set.tensors)
+
+
+@cache
+def chapter(name: str, **names):
+    """A function of chapter 05 with the chapter's globals it needs, on the CPU (the digits
+    only for the functions that train or evaluate on them)."""
+    if name in ("batch_noise_run", "first_grad_norm", "scale_run"):
+        x_train, y_train, x_val, y_val = digits()
+        names = {"x_train": x_train, "y_train": y_train, "x_val": x_val, "y_val": y_val,
+                 **names}
+    tail = chapter_function(CHAPTER, "tail")
+    roughness = chapter_function(CHAPTER, "roughness")
+    rougher = chapter_function(CHAPTER, "rougher", roughness=roughness)
+    embedding_distance = chapter_function(CHAPTER, "embedding_distance")
+    diverged = chapter_function(CHAPTER, "diverged")
+    trained = chapter_function(CHAPTER, "trained", diverged=diverged)
+    base = {"device": CPU, "tail": tail, "roughness": roughness, "rougher": rougher,
+            "warnings": warnings, "embedding_distance": embedding_distance,
+            "diverged": diverged, "trained": trained}
+    return chapter_function(CHAPTER, name, **{**base, **names})
+
+
+# C17: overfit one batch ------------------------------------------------------------------
+
+def batch_loss(memorised: bool, labels: torch.Tensor) -> tuple[float, float]:
+    """Loss and accuracy of logits that memorised `labels` (margin 20) or know nothing."""
+    logits = 20.0 * F.one_hot(labels, 10).float() if memorised else torch.zeros(len(labels), 10)
+    return (F.cross_entropy(logits, labels).item(),
+            (logits.argmax(1) == labels).float().mean().item())
+
+
+def test_c17_broken_pipeline_that_still_memorises_or_fixed_labels_caught():
+    verdict = chapter("verdict_c17")
+    labels = torch.arange(32) % 10
+    memorised, chance = batch_loss(True, labels), batch_loss(False, labels)
+    verdict(memorised, chance[0], chance[0], memorised[0], CHANCE)  # the chapter's world
+    assert chance[0] == pytest.approx(CHANCE)
+    with pytest.raises(AssertionError):  # pairs that change every epoch were learned anyway
+        verdict(memorised, memorised[0], chance[0], memorised[0], CHANCE)
+    with pytest.raises(AssertionError):  # the optimizer of another model trained it anyway
+        verdict(memorised, chance[0], memorised[0], memorised[0], CHANCE)
+    with pytest.raises(AssertionError):  # the test also caught labels wrong in a fixed way
+        verdict(memorised, chance[0], chance[0], chance[0], CHANCE)
+    with pytest.raises(AssertionError):  # the healthy model could not memorise its batch
+        verdict(chance, chance[0], chance[0], memorised[0], CHANCE)
+
+
+# C18: curve shapes -----------------------------------------------------------------------
+
+def curve(start: float, end: float, steps: int = 200, rate: float = 0.05) -> list[float]:
+    """A loss curve that decays from `start` towards `end`."""
+    t = np.arange(steps)
+    return list(end + (start - end) * np.exp(-rate * t))
+
+
+def shape_curves() -> dict[str, list[float]]:
+    """Curves with the features of each planted fault (the chapter trains them)."""
+    return {
+        "healthy": curve(CHANCE, 0.05), "healthy_val": curve(CHANCE, 0.2, steps=5, rate=1.0),
+        "too_high": [CHANCE * (1.5 if k < 10 else 1.0) for k in range(200)],
+        "too_low": curve(CHANCE, 0.97 * CHANCE, rate=0.01),
+        "unnormalised": [40 * CHANCE] * 10 + [CHANCE] * 190,
+        "overfit_train": curve(CHANCE, 1e-3),
+        "overfit_val": [2.0, 1.0, 0.8, 1.0, 1.3, 1.6],
+    }
+
+
+def test_c18_shapes_fault_curves_like_the_healthy_one():
+    verdict = chapter("verdict_c18_shapes")
+    curves = shape_curves()
+    verdict(**curves, chance=CHANCE)
+    for fault in ("too_high", "too_low", "unnormalised", "overfit_train"):
+        with pytest.raises(AssertionError):  # the fault leaves the healthy curve
+            verdict(**{**curves, fault: curves["healthy"]}, chance=CHANCE)
+    with pytest.raises(AssertionError):  # overfitting without a rising validation loss
+        verdict(**{**curves, "overfit_val": curves["healthy_val"]}, chance=CHANCE)
+    with pytest.raises(AssertionError):  # a "healthy" run that is only slow
+        verdict(**{**curves, "healthy": curves["too_low"]}, chance=CHANCE)
+
+
+def one_trajectory(lr: float, steps: int, sizes: tuple[int, int]) -> dict[int, tuple]:
+    """ONE model trained with batches of sizes[1], its per-step loss measured on independent
+    random batches of each size: curves that differ by sampling noise alone."""
+    x_train, y_train, x_val, y_val = digits()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    picks = torch.Generator().manual_seed(0)
+    per_step = {size: [] for size in sizes}
+    fixed = []
+    for _ in range(steps):
+        for size in sizes:
+            idx = torch.randint(0, len(x_train), (size,), generator=picks)
+            loss = F.cross_entropy(model(x_train[idx]), y_train[idx])
+            per_step[size].append(loss.item())
+        opt.zero_grad()
+        loss.backward()  # the last size's batch trains the model
+        opt.step()
+        with torch.no_grad():
+            fixed.append(F.cross_entropy(model(x_val[:64]), y_val[:64]).item())
+    return {size: (per_step[size], fixed) for size in sizes}
+
+
+def test_c18_batch_curves_that_differ_only_by_sampling_noise():
+    verdict = chapter("verdict_c18_batch")
+    run = chapter("batch_noise_run", x_val=digits()[2][:64], y_val=digits()[3][:64])
+    steps, settled = 200, slice(80, None)
+
+    def settle(curves):
+        return tuple(c[settled] for c in curves)
+
+    still_2, still_32 = run(2, 0.0, 120)[0][20:], run(32, 0.0, 120)[0][20:]  # the model stays
+    real_2, real_32 = settle(run(2, 0.03, steps)), settle(run(32, 0.03, steps))
+    verdict(real_2, real_32, still_2, still_32)  # the real world: trained with each size
+    same = one_trajectory(0.03, steps, (2, 32))
+    only_sampling_2, only_sampling_32 = settle(same[2]), settle(same[32])
+    with pytest.raises(AssertionError, match="fixed-set"):  # the old evidence, 4x from sampling
+        verdict(only_sampling_2, only_sampling_32, still_2, still_32)
+    with pytest.raises(AssertionError, match="sampling"):  # model jitter without per-step excess
+        verdict((only_sampling_2[0], real_2[1]), (only_sampling_32[0], real_32[1]),
+                still_2, still_32)
+    with pytest.raises(AssertionError, match="sampling alone"):  # lr-0 curves of one size
+        verdict(real_2, real_32, still_32, still_32)
+
+
+# C19: loss and final activation ----------------------------------------------------------
+
+def grad_norm_at_init(final: nn.Module) -> float:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10), final)
+    return chapter("first_grad_norm")(model)
+
+
+def bce_floor(sigmoid_first: bool) -> float:
+    """BCEWithLogitsLoss of perfectly confident predictions, with or without a sigmoid first."""
+    labels = torch.tensor([1.0, 0.0, 1.0, 0.0])
+    scores = 30 * (2 * labels - 1)
+    return F.binary_cross_entropy_with_logits(
+        torch.sigmoid(scores) if sigmoid_first else scores, labels).item()
+
+
+def test_c19_softmax_or_sigmoid_removed():
+    verdict = chapter("verdict_c19")
+    norm_ok, norm_bad = grad_norm_at_init(nn.Identity()), grad_norm_at_init(nn.Softmax(dim=1))
+    verdict((norm_ok, 0.9), (norm_bad, 0.5), bce_floor(False), bce_floor(True))
+    with pytest.raises(AssertionError):  # no softmax in the second model: same gradient
+        verdict((norm_ok, 0.9), (grad_norm_at_init(nn.Identity()), 0.5), bce_floor(False),
+                bce_floor(True))
+    with pytest.raises(AssertionError):  # a softmax that does not slow training
+        verdict((norm_ok, 0.9), (norm_bad, 0.9), bce_floor(False), bce_floor(True))
+    with pytest.raises(AssertionError):  # no sigmoid before BCEWithLogitsLoss
+        verdict((norm_ok, 0.9), (norm_bad, 0.5), bce_floor(False), bce_floor(False))
+
+
+# C20: gradient norms per layer -----------------------------------------------------------
+
+class Branches(nn.Module):
+    def __init__(self, detach: bool) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.detach = detach
+        self.pixels, self.profile, self.head = nn.Linear(8, 4), nn.Linear(8, 4), nn.Linear(8, 3)
+
+    def forward(self, x):
+        b = torch.relu(self.profile(x))
+        return self.head(torch.cat([torch.relu(self.pixels(x)), b.detach() if self.detach
+                                    else b], dim=1))
+
+
+def layer_norms(detach: bool) -> dict[str, list[float]]:
+    model = Branches(detach)
+    recorder = GradNormRecorder(model, only_weights=True)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(3):
+        opt.zero_grad()
+        F.cross_entropy(model(torch.randn(16, 8, generator=gen)),
+                        torch.randint(0, 3, (16,), generator=gen)).backward()
+        recorder()
+        opt.step()
+    return recorder.norms
+
+
+def regression(lr: float, nan_at: int | None = None, steps: int = 40):
+    """Per-step loss and total gradient norm of SGD on a linear regression; `nan_at` plants
+    a NaN in that step's inputs (a NaN that no growing norm announces)."""
+    torch.manual_seed(0)
+    x, y = torch.randn(64, 8), torch.randn(64, 1)
+    layer = nn.Linear(8, 1)
+    opt = torch.optim.SGD(layer.parameters(), lr=lr)
+    losses, norms = [], []
+    for step in range(steps):
+        inputs = x.clone()
+        if step == nan_at:
+            inputs[0, 0] = float("nan")
+        opt.zero_grad()
+        loss = F.mse_loss(layer(inputs * 10), y)
+        loss.backward()
+        norms.append(math.sqrt(sum(p.grad.norm() ** 2 for p in layer.parameters())))
+        opt.step()
+        losses.append(loss.item())
+    return losses, norms
+
+
+def test_c20_no_detached_branch():
+    verdict = chapter("verdict_c20")
+    exploding = regression(lr=0.03)  # a learning rate too large: grows, then overflows
+    assert not np.isfinite(exploding[0]).all()
+    verdict(layer_norms(detach=True), "profile.weight", *exploding)
+    with pytest.raises(AssertionError, match="zero gradient"):
+        verdict(layer_norms(detach=False), "profile.weight", *exploding)
+
+
+def test_c20_nan_without_exploding_norm_first():
+    verdict = chapter("verdict_c20")
+    with pytest.raises(AssertionError):  # a NaN from the data: the norm did not grow before
+        verdict(layer_norms(detach=True), "profile.weight", *regression(lr=1e-3, nan_at=20))
+    with pytest.raises(AssertionError, match="never stopped"):  # a small lr: no divergence
+        verdict(layer_norms(detach=True), "profile.weight", *regression(lr=1e-3))
+
+
+# C41: one table per parameter ------------------------------------------------------------
+
+class ThreeFaults(nn.Module):
+    """The chapter's model, small, with each planted fault switchable."""
+
+    def __init__(self, detach: bool) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.detach = detach
+        self.stem, self.pixels = nn.Linear(8, 8), nn.Linear(8, 4)
+        self.side, self.dead, self.after_dead = nn.Linear(8, 4), nn.Linear(8, 4), nn.Linear(4, 4)
+        self.head = nn.Linear(12, 3)
+
+    def forward(self, x):
+        h = torch.relu(self.stem(x))
+        b = torch.relu(self.side(h))
+        return self.head(torch.cat([torch.relu(self.pixels(h)), b.detach() if self.detach else b,
+                                    self.after_dead(torch.relu(self.dead(h)))], dim=1))
+
+
+def table_of(freeze: bool = True, detach: bool = True, dead_bias: float = -100.0):
+    model = ThreeFaults(detach)
+    model.stem.requires_grad_(not freeze)
+    x, y = torch.randn(32, 8, generator=torch.Generator().manual_seed(0)), torch.arange(32) % 3
+    with torch.no_grad():
+        model.dead.bias.fill_(dead_bias)
+        dead_max = model.dead(torch.relu(model.stem(x))).max().item()
+    return chapter("gradient_table")(model, x, y), dead_max
+
+
+NONE = ["stem.weight", "stem.bias", "side.weight", "side.bias"]
+ZERO = ["dead.weight", "dead.bias", "after_dead.weight"]
+HEALTHY = ["pixels.weight", "pixels.bias", "after_dead.bias", "head.weight", "head.bias"]
+
+
+def test_c41_faults_not_planted():
+    verdict = chapter("verdict_c41")
+    verdict(*table_of()[:1], NONE, ZERO, HEALTHY, table_of()[1])
+    for world in ({"freeze": False}, {"detach": False}, {"dead_bias": 0.0}):
+        table, dead_max = table_of(**world)
+        with pytest.raises(AssertionError):  # a layer without its fault has a gradient
+            verdict(table, NONE, ZERO, HEALTHY, dead_max)
+
+
+# C21: NaN sources and anomaly detection --------------------------------------------------
+
+def sqrt_grad(eps: float) -> torch.Tensor:
+    a = torch.zeros(3, requires_grad=True)
+    torch.sqrt(((a - torch.zeros(3)) ** 2).sum() + eps).backward()
+    return a.grad
+
+
+def test_c21_sources_without_nan():
+    verdict = chapter("verdict_c21_sources")
+    data = torch.rand(8, 4)
+    corrupted = data.clone()
+    corrupted[3, 1] = float("nan")
+    blank = torch.zeros(2, 4)
+    exploding = regression(lr=0.03)[0]
+    verdict(corrupted, blank / blank.sum(1, keepdim=True), sqrt_grad(0.0), exploding)
+    with pytest.raises(AssertionError):  # clean data
+        verdict(data, blank / blank.sum(1, keepdim=True), sqrt_grad(0.0), exploding)
+    with pytest.raises(AssertionError):  # the sum clamped: no 0/0
+        verdict(corrupted, blank / blank.sum(1, keepdim=True).clamp_min(1e-12), sqrt_grad(0.0),
+                exploding)
+    with pytest.raises(AssertionError):  # sqrt(x + eps): a finite gradient at 0
+        verdict(corrupted, blank / blank.sum(1, keepdim=True), sqrt_grad(1e-12), exploding)
+    with pytest.raises(AssertionError):  # a learning rate that is not too large
+        verdict(corrupted, blank / blank.sum(1, keepdim=True), sqrt_grad(0.0),
+                regression(lr=1e-3)[0])
+
+
+def test_c21_anomaly_free_or_blaming_the_sqrt():
+    verdict = chapter("verdict_c21_anomaly")
+    message = chapter("anomaly_message")
+    distance = chapter("embedding_distance")
+    sqrt_error, sqrt_trace = message(
+        lambda: distance(torch.zeros(4, 3, requires_grad=True), torch.zeros(4, 3)).mean()
+        .backward())
+    w = torch.ones(3, requires_grad=True)
+    blank = torch.zeros(2, 3)
+    forward_error, _ = message(
+        lambda: F.mse_loss((blank * w) / (blank * w).sum(1, keepdim=True),
+                           torch.ones(2, 3)).backward())
+    verdict(sqrt_error, sqrt_trace, forward_error, plain=1.0, anomalous=5.0)
+    with pytest.raises(AssertionError):  # anomaly mode that costs nothing
+        verdict(sqrt_error, sqrt_trace, forward_error, plain=1.0, anomalous=1.05)
+    with pytest.raises(AssertionError):  # a report that blames SqrtBackward0
+        verdict(sqrt_error.replace("PowBackward0", "SqrtBackward0"), sqrt_trace, forward_error,
+                plain=1.0, anomalous=5.0)
+    with pytest.raises(AssertionError):  # a forward NaN caught where it was made
+        verdict(sqrt_error, sqrt_trace, sqrt_error, plain=1.0, anomalous=5.0)
+    with pytest.raises(AssertionError):  # no forward traceback
+        verdict(sqrt_error, "", forward_error, plain=1.0, anomalous=5.0)
+
+
+# C22: float16 sums over long sequences ---------------------------------------------------
+
+def pooled_sums(half: torch.dtype = torch.float16) -> dict:
+    """Sums of 512 and 30,000 embedding-like vectors (values ~3) in each dtype; `half` is the
+    dtype that stands in for float16."""
+    vectors = torch.rand(30_000, 4, generator=torch.Generator().manual_seed(0)) * 6
+    pooled = {}
+    for length in (512, 30_000):
+        for dtype in (torch.float16, torch.bfloat16, torch.float32):
+            pooled[length, dtype] = vectors[:length].to(half if dtype == torch.float16
+                                                        else dtype).sum(0)
+    return pooled
+
+
+def test_c22_float16_with_float32_range_or_a_fix_that_does_not_fix():
+    verdict = chapter("verdict_c22")
+    long_half = (torch.rand(30_000, 4, generator=torch.Generator().manual_seed(0)) * 6).half()
+    fixed = {"float32": long_half.float().sum(0), "truncate": long_half[:512].sum(0)}
+    verdict(pooled_sums(), 512, 30_000, fixed)
+    with pytest.raises(AssertionError):  # a float16 with float32's range never overflows
+        verdict(pooled_sums(half=torch.float32), 512, 30_000, fixed)
+    with pytest.raises(AssertionError):  # "truncating" to the full length
+        verdict(pooled_sums(), 512, 30_000, {**fixed, "truncate": long_half.sum(0)})
+
+
+# C40: class imbalance --------------------------------------------------------------------
+
+@cache
+def imbalanced_labels() -> torch.Tensor:
+    return (torch.rand(2000, generator=torch.Generator().manual_seed(0)) < 0.05).float()
+
+
+def epoch_record(logits: torch.Tensor, labels: torch.Tensor) -> dict:
+    rates = chapter("rates")
+    loss = F.binary_cross_entropy_with_logits(logits, labels).item()
+    return {"train_loss": loss, "val_loss": loss, **rates(logits, labels)}
+
+
+def lazy_history(labels: torch.Tensor) -> list[dict]:
+    """A model that learns the base rate: constant logits from 0 towards logit(share), always
+    below 0.5: the loss falls, every answer stays 'negative'."""
+    share = labels.mean().item()
+    return [epoch_record(torch.full_like(labels, c), labels)
+            for c in np.linspace(0.0, math.log(share / (1 - share)), 10)]
+
+
+def informative(labels: torch.Tensor, strength: float) -> torch.Tensor:
+    noise = torch.randn(len(labels), generator=torch.Generator().manual_seed(1))
+    return strength * (2 * labels - 1) + noise - 1.0
+
+
+def test_c40_accuracy_that_moves_or_fixes_that_do_not_fix():
+    verdict, rates = chapter("verdict_c40"), chapter("rates")
+    labels = imbalanced_labels()
+    majority = 1 - labels.mean().item()
+    history = lazy_history(labels)
+    plain = history[-1]
+    shy = informative(labels, 2.0) - 3.0  # informative, but rarely above 0.5
+    fixes = [rates(informative(labels, 2.0), labels), rates(shy, labels, threshold=0.05)]
+    verdict(history, majority, plain, fixes)
+    with pytest.raises(AssertionError):  # the model finds the positives: accuracy moves
+        verdict([*history[:-1], epoch_record(informative(labels, 3.0), labels)], majority,
+                plain, fixes)
+    with pytest.raises(AssertionError):  # a moved threshold that does not help
+        verdict(history, majority, plain, [fixes[0], rates(shy, labels, threshold=0.5)])
+    with pytest.raises(AssertionError):  # losses that do not fall
+        verdict([history[-1]] * 10, majority, plain, fixes)
+
+
+# C43: input scale, initialisation and the learning rate ----------------------------------
+
+@cache
+def scale_runs_of(input_scale: float, normal_init: bool) -> tuple[float, ...]:
+    return tuple(chapter("scale_run")(input_scale, normal_init, "SGD", steps=150))
+
+
+def short_runs(x100_scale: float = 100.0, normal_init: bool = True) -> dict:
+    """The chapter's three SGD set-ups, 150 steps each; the arguments switch the bad scale off
+    (then that set-up is the normalised one)."""
+    return {("normalised", "SGD"): list(scale_runs_of(1.0, False)),
+            ("inputs x100", "SGD"): list(scale_runs_of(x100_scale, False)),
+            ("N(0, 1) init", "SGD"): list(scale_runs_of(1.0, normal_init))}
+
+
+def test_c43_scale_removed():
+    verdict = chapter("verdict_c43")
+    verdict(short_runs())
+    with pytest.raises(AssertionError):  # inputs not scaled up: SGD stays finite
+        verdict(short_runs(x100_scale=1.0))
+    with pytest.raises(AssertionError):  # the default initialisation: SGD stays finite
+        verdict(short_runs(normal_init=False))
+    with pytest.raises(AssertionError):  # a learning rate too large for every set-up
+        verdict({**short_runs(), ("normalised", "SGD"): short_runs()["inputs x100", "SGD"]})
