@@ -340,19 +340,42 @@ def _color_accuracy(channel_symmetric: bool) -> dict[str, float]:
             "shared preprocess, told BGR": accuracy(preprocess(bgr, flip=True))}
 
 
+def _raw_spread(images: torch.Tensor) -> list[float]:
+    """Per channel: the spread of unnormalized inputs over that of normalized ones."""
+    raw = images.permute(0, 3, 1, 2).float() / 255
+    return (raw.std(dim=(0, 2, 3)) / ((raw - raw.mean(dim=(0, 2, 3), keepdim=True))
+                                       / raw.std(dim=(0, 2, 3), keepdim=True)).std(
+        dim=(0, 2, 3))).tolist()
+
+
 def test_c10_model_blind_to_channel_order() -> None:
     verdict = chapter_function(STEM, "verdict_c10")
-    verdict(_color_accuracy(channel_symmetric=False))  # positive control
+    images, _ = make_color_images(200, size=16, seed=0)
+    verdict(_color_accuracy(channel_symmetric=False), _raw_spread(images))  # positive control
     with pytest.raises(AssertionError):
-        verdict(_color_accuracy(channel_symmetric=True))
+        verdict(_color_accuracy(channel_symmetric=True), _raw_spread(images))
 
 
 def test_c10_shared_function_that_ignores_the_channel_order() -> None:
     verdict = chapter_function(STEM, "verdict_c10")
+    images, _ = make_color_images(200, size=16, seed=0)
     accuracy = _color_accuracy(channel_symmetric=False)
     broken = {**accuracy, "shared preprocess, told BGR": accuracy["BGR fed as if RGB"]}
     with pytest.raises(AssertionError):
-        verdict(broken)
+        verdict(broken, _raw_spread(images))
+
+
+def test_c10_data_already_at_the_trained_scale() -> None:
+    """Images whose pixels already have unit spread: skipping the normalization changes the
+    scale by nothing, so the claim about a change of scale must not pass."""
+    verdict = chapter_function(STEM, "verdict_c10")
+    accuracy = _color_accuracy(channel_symmetric=False)
+    standard = torch.randn(200, 3, 16, 16)  # unit spread before any normalization
+    spread = (standard.std(dim=(0, 2, 3)) / ((standard - standard.mean(dim=(0, 2, 3),
+                                                                       keepdim=True))
+              / standard.std(dim=(0, 2, 3), keepdim=True)).std(dim=(0, 2, 3))).tolist()
+    with pytest.raises(AssertionError, match="changes little"):
+        verdict(accuracy, spread)
 
 
 # C44: pinned memory (GPU only: a simulated machine) ----------------------------------------
