@@ -167,7 +167,9 @@ def main() -> int:
             for r in records:  # every claim of the chapter: the timing ones show ratios
                 key = f"{r['id']}{' [' + r['part'] + ']' if r.get('part') else ''}"
                 shown = "/".join(ratios.get(key, []))
-                cell = f"{r['status']} {shown}".strip()
+                why = f" ({r['reason'][:48]})" if r["status"] == "skipped" and r.get("reason") \
+                    else ""
+                cell = f"{r['status']}{why} {shown}".strip()
                 table.setdefault(key, [""] * len(plan))[number - 1] = cell
     header = " | ".join(f"run {i} ({c})" for i, (c, _, _) in enumerate(plan, 1))
     rows = [f"| claim | {header} |", f"|---|{'---|' * len(plan)}"]
