@@ -21,8 +21,9 @@ from tools.colab_check import COLAB_PREINSTALLED
 ROOT = Path(__file__).resolve().parents[1]
 # Needed without an import statement of ours: torch.onnx.export(..., dynamo=True) loads it.
 INDIRECT = {"onnxscript": "torch.onnx's dynamo exporter (chapter 08)"}
-# Imported only inside `try: ... except ImportError` with a fallback (chapter 08).
-OPTIONAL = {"torchao"}
+# Imported only inside `try: ... except ImportError` with a fallback (chapter 08; helpers.glue,
+# which records nothing where myst-nb, the book build's, is absent, as on Colab).
+OPTIONAL = {"torchao", "myst_nb"}
 
 
 def imports(source: str) -> set[str]:
