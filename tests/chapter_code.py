@@ -16,6 +16,7 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -62,3 +63,13 @@ def chapter_function(stem: str, name: str, **names: object) -> Callable:
     namespace: dict[str, object] = {**BASE_NAMESPACE, **names}
     exec(compile(definitions[name][0], f"book/{stem}.md:{name}", "exec"), namespace)
     return namespace[name]  # type: ignore[return-value]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """For a can-fail test module that imports it: small tensors run fastest on one thread,
+    and threads that spin slow a busy machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

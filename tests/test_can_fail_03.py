@@ -12,20 +12,13 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from helpers import digits_split, fit
-from tests.chapter_code import chapter_function
+from tests.chapter_code import chapter_function, one_thread  # noqa: F401 (autouse fixture)
 
 CHAPTER = "03_training"
 CPU = torch.device("cpu")
 
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Small tensors: one thread is fastest, and threads that spin slow a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 @cache
 def digits():

@@ -17,19 +17,12 @@ from helpers import (
     set_seed,
     start_run,
 )
-from tests.chapter_code import chapter_function
+from tests.chapter_code import chapter_function, one_thread  # noqa: F401 (autouse fixture)
 
 CHAPTER = "04_reproducibility"
 
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Small tensors: one thread is fastest, and threads that spin slow a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 # C15: seeding every generator, or torch only ----------------------------------------------
 

@@ -14,20 +14,13 @@ from torch import nn
 
 from helpers import GradNormRecorder, digits_split
 from tests import chapter_code
-from tests.chapter_code import chapter_function
+from tests.chapter_code import chapter_function, one_thread  # noqa: F401 (autouse fixture)
 
 CHAPTER = "05_debugging"
 CPU = torch.device("cpu")
 CHANCE = math.log(10)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Small tensors: one thread is fastest, and threads that spin slow a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(autouse=True, scope="module")
