@@ -15,6 +15,7 @@ import yaml
 
 from tools import sync_notebooks, zh_edition
 from tools.chapter_format import BOOK, ROOT
+from tools.generated import Generated
 
 CODE_CELL = "```{code-cell} ipython3\n"
 
@@ -82,16 +83,43 @@ def edit(path, old, new, count=1):
 
 
 # ---------------------------------------------------------------------------- code identity
-def test_edited_code_in_the_chinese_chapter_is_found_and_sync_puts_it_back(sandbox):
+def test_edited_code_in_the_chinese_chapter_is_found_kept_and_replaced_on_request(
+        sandbox, capsys):
     book, notebooks = sandbox
     zh = book / "zh" / "00_demo.md"
     before = zh.read_text(encoding="utf-8")
     edit(zh, "set_seed(42)\nfirst = draw()", "set_seed(7)\nfirst = draw()")
+    edited = zh.read_text(encoding="utf-8")
     found = zh_edition.problems(book, notebooks)
     assert any(re.search(r"book/zh/00_demo.md: code cell\(s\) \d+ differ", p) for p in found)
-    zh_edition.sync(book, notebooks)
+    zh_edition.sync(book, notebooks)  # a hand edit of a code cell is not lost without a word
+    assert zh.read_text(encoding="utf-8") == edited
+    assert "kept book/zh/00_demo.md: changed by hand" in capsys.readouterr().out
+    generated = Generated("make sync", manifest=book.parent / ".generated.json",
+                          root=book.parent, replace=[zh])
+    zh_edition.sync(book, notebooks, generated)
     assert zh.read_text(encoding="utf-8") == before
     assert zh_edition.problems(book, notebooks) == []
+
+
+def test_prose_edits_keep_flowing_and_empty_placeholder_cells_are_filled(sandbox):
+    book, notebooks = sandbox
+    zh, en = book / "zh" / "00_demo.md", book / "00_demo.md"
+    edit(zh, "\n\n", "\n\n译者的一段话。\n\n", count=1)  # a translator's prose edit
+    edit(en, "set_seed(42)\nfirst = draw()", "set_seed(43)\nfirst = draw()")
+    zh_edition.sync(book, notebooks)  # code from English, the prose edit stays
+    text = zh.read_text(encoding="utf-8")
+    assert "set_seed(43)" in text and "译者的一段话。" in text
+    # a new English cell: the translator adds an empty one, and sync fills it
+    en.write_text(en.read_text(encoding="utf-8") + "\n```{code-cell} ipython3\nprint('new')\n```\n",
+                  encoding="utf-8")
+    with pytest.raises(zh_edition.CodeCellsMismatch, match="leave it empty"):
+        zh_edition.sync(book, notebooks)
+    zh.write_text(zh.read_text(encoding="utf-8") + "\n```{code-cell} ipython3\n\n```\n",
+                  encoding="utf-8")
+    zh_edition.sync(book, notebooks)
+    assert "print('new')" in zh.read_text(encoding="utf-8")
+    assert zh_edition.sync_problems(book, notebooks) == []
 
 
 def test_a_different_tag_is_a_different_cell(sandbox):

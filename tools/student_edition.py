@@ -32,28 +32,36 @@ from tools.chapter_format import (
     solution_code,
     student_text,
 )
+from tools.generated import Generated
 from tools.grade import Report, Runner, cell_error, execute_graded
 
 
-def write_student_edition(out_dir: Path, book_dir: Path | None = None) -> list[Path]:
+def write_student_edition(out_dir: Path, book_dir: Path | None = None,
+                          replace: list[Path] = ()) -> list[Path]:
     """``out_dir/NN_topic.ipynb`` for every chapter, and ``out_dir/zh/NN_topic.ipynb`` for every
     chapter of the Chinese edition: the same code cells (check cells and stubs included), so
-    the grader, which reads only code and the checks' verdicts, grades either."""
+    the grader, which reads only code and the checks' verdicts, grades either.
+
+    Returns the files written; a file a learner changed since ``make student`` wrote it is
+    kept and reported (tools/generated.py), unless it is in ``replace``."""
     book_dir = book_dir or BOOK
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for chapter in chapters(book_dir):
-        target = out_dir / chapter.with_suffix(".ipynb").name
-        target.write_text(ipynb_from_myst(student_text(chapter.read_text(encoding="utf-8"))),
-                          encoding="utf-8")
-        written.append(target)
-    for chapter in chapters(book_dir / ZH):
-        target = out_dir / ZH / chapter.with_suffix(".ipynb").name
-        target.parent.mkdir(exist_ok=True)
-        zh_text = student_text(chapter.read_text(encoding="utf-8"), language=ZH)
-        target.write_text(zh_edition.notebook_text(zh_text), encoding="utf-8")
-        written.append(target)
-    return written
+    root = out_dir.resolve().parent
+    generated = Generated("make student", manifest=root / ".generated.json", root=root,
+                          replace=replace)
+    pages = [(chapter, out_dir / chapter.with_suffix(".ipynb").name,
+              ipynb_from_myst(student_text(chapter.read_text(encoding="utf-8"))))
+             for chapter in chapters(book_dir)]
+    pages += [(chapter, out_dir / ZH / chapter.with_suffix(".ipynb").name,
+               zh_edition.notebook_text(student_text(chapter.read_text(encoding="utf-8"),
+                                                     language=ZH)))
+              for chapter in chapters(book_dir / ZH)]
+    try:
+        for _, target, text in pages:
+            generated.write(target, text)
+    finally:
+        generated.save()
+    return generated.written
 
 
 @dataclass
@@ -127,8 +135,10 @@ def run_student_edition(chapter: Path, wrong_answers: dict[str, list[str]],
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=ROOT / "student")
+    parser.add_argument("--replace", type=Path, nargs="*", default=[],
+                        help="files to overwrite even though a learner changed them")
     args = parser.parse_args()
-    for path in write_student_edition(args.out):
+    for path in write_student_edition(args.out, replace=args.replace):
         print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
     return 0
 

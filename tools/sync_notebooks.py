@@ -3,6 +3,8 @@
 Also writes the repository URL from _config.yml into each chapter's Colab install line, so
 that the URL is edited in one place, and then brings the Chinese edition in step
 (tools/zh_edition.py: the English code cells into book/zh/, notebooks/zh/ from them).
+A notebook changed by hand (a learner's saved work) is never replaced: it is kept and
+reported, with the command that discards it (tools/generated.py holds the rule).
 ``--check`` changes nothing and exits 1 when a notebook is missing, stale, has outputs, or
 has no chapter, or when a Chinese chapter's code differs from the English one's.
 """
@@ -18,6 +20,7 @@ import yaml
 
 from tools import chapter_format, zh_edition
 from tools.chapter_format import ROOT, ipynb_from_myst
+from tools.generated import Generated
 
 BOOK = chapter_format.BOOK
 NOTEBOOKS = chapter_format.NOTEBOOKS
@@ -74,8 +77,13 @@ def problems() -> list[str]:
     return found + zh_edition.sync_problems(BOOK, NOTEBOOKS)
 
 
-def sync() -> None:
+def sync(replace: list[Path] = ()) -> Generated:
+    """Write notebooks/ (and the Chinese edition) from book/; returns what was written and
+    what was kept because a person had changed it (``replace``: overwrite these anyway)."""
     NOTEBOOKS.mkdir(exist_ok=True)
+    root = BOOK.parent
+    generated = Generated("make sync", manifest=root / ".generated.json", root=root,
+                          replace=replace)
     line = install_line()
     for chapter in chapters():
         text = chapter.read_text(encoding="utf-8")
@@ -83,19 +91,23 @@ def sync() -> None:
         if updated != text:
             chapter.write_text(updated, encoding="utf-8")
         target = notebook_for(chapter)
-        new = notebook_text(chapter)
-        if not target.exists() or target.read_text(encoding="utf-8") != new:
-            target.write_text(new, encoding="utf-8")
+        if generated.write(target, notebook_text(chapter)) == "wrote":
             print(f"wrote notebooks/{target.name}")
     for orphan in NOTEBOOKS.glob("*.ipynb"):
         if orphan.name not in {notebook_for(c).name for c in chapters()}:
             print(f"note: notebooks/{orphan.name} has no chapter; delete it or add the chapter")
-    zh_edition.sync(BOOK, NOTEBOOKS)  # after the install lines: it copies the code cells
+    try:
+        zh_edition.sync(BOOK, NOTEBOOKS, generated)  # after the install lines: copies code
+    finally:
+        generated.save()
+    return generated
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="report differences, change nothing")
+    parser.add_argument("--replace", type=Path, nargs="*", default=[],
+                        help="generated files to overwrite even though they were edited by hand")
     args = parser.parse_args()
     if args.check:
         issues = problems()
@@ -103,8 +115,8 @@ def main() -> int:
             print(issue)
         return 1 if issues else 0
     try:
-        sync()
-    except zh_edition.CodeCellsMismatch as err:
+        sync(args.replace)
+    except (zh_edition.CodeCellsMismatch, IsADirectoryError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     return 0

@@ -45,6 +45,7 @@ from tools.chapter_format import (
     ipynb_from_myst,
     markdown_cells,
 )
+from tools.generated import Generated
 
 BOOK = chapter_format.BOOK
 NOTEBOOKS = chapter_format.NOTEBOOKS
@@ -394,8 +395,8 @@ def with_english_code(zh_text: str, en_text: str, name: str = "the Chinese chapt
         raise CodeCellsMismatch(
             f"{name} has {len(zh_matches)} code cells and the English chapter "
             f"{len(en_cells)}: `make sync` copies them one to one, in order, so it changed "
-            f"nothing. Give {name} a code cell wherever the English chapter has one (its "
-            "content does not matter: it is replaced), then run `make sync` again.")
+            f"nothing. Give {name} a code cell wherever the English chapter has one (leave it "
+            "empty: `make sync` fills it), then run `make sync` again.")
     pieces, last = [], 0
     for match, english in zip(zh_matches, en_cells, strict=True):
         pieces += [zh_text[last:match.start()], english]
@@ -405,29 +406,59 @@ def with_english_code(zh_text: str, en_text: str, name: str = "the Chinese chapt
     return compose(en_text, body, record)
 
 
-def sync(book: Path = BOOK, notebooks: Path = NOTEBOOKS) -> None:
-    """Copy the English code cells into each Chinese chapter; write ``notebooks/zh/``."""
+def own_code(text: str) -> str:
+    """What of a Chinese page a person may have written in its code cells: the non-empty ones
+    (an empty cell is a placeholder that ``make sync`` fills; the prose is never replaced)."""
+    try:
+        cells = chapter_format.code_cells(text)
+    except ValueError:
+        return text
+    def body(cell: str) -> str:
+        return "".join(line for line in cell.splitlines()[1:-1]
+                       if not re.match(r"^:\w[\w-]*:", line)).strip()
+
+    return "\n".join(cell for cell in cells if body(cell))
+
+
+def sync(book: Path = BOOK, notebooks: Path = NOTEBOOKS,
+         generated: Generated | None = None) -> None:
+    """Copy the English code cells into each Chinese chapter; write ``notebooks/zh/``.
+
+    A Chinese page whose code cells were edited by hand, or a notebook saved with work in it,
+    is kept and reported (tools/generated.py), never overwritten."""
+    own = generated is None
+    generated = generated or Generated("make sync", manifest=book.parent / ".generated.json",
+                                       root=book.parent)
+    mismatched: list[str] = []
     for page in pages(book):
         english, name = english_for(page, book), _rel(page, book)
         if not english.exists():
             print(f"note: {name} has no English page {_rel(english, book)}")
             continue
         text = page.read_text(encoding="utf-8")
-        new = with_english_code(text, english.read_text(encoding="utf-8"), name)
+        try:
+            new = with_english_code(text, english.read_text(encoding="utf-8"), name)
+        except CodeCellsMismatch as err:  # the other pages still get synced
+            mismatched.append(str(err))
+            continue
         new, _ = localize_links(new, page, book)  # `check` reports what it cannot localize
-        if new != text:
-            page.write_text(new, encoding="utf-8")
+        outcome = generated.write(page, new, part=own_code)
+        if outcome == "wrote":
             print(f"wrote {name} (code cells from {_rel(english, book)})")
+        elif outcome == "kept":
+            new = text
         if is_chapter(page):
-            target, nb = notebook_for(page, notebooks), notebook_text(new)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if not target.exists() or target.read_text(encoding="utf-8") != nb:
-                target.write_text(nb, encoding="utf-8")
+            target = notebook_for(page, notebooks)
+            if generated.write(target, notebook_text(new)) == "wrote":
                 print(f"wrote {_rel(target, notebooks)}")
     expected = {notebook_for(p, notebooks).name for p in pages(book) if is_chapter(p)}
     for orphan in (notebooks / ZH).glob("*.ipynb"):
         if orphan.name not in expected:
             print(f"note: {_rel(orphan, notebooks)} has no chapter; delete it or add the chapter")
+    if own:
+        generated.save()
+    if mismatched:
+        raise CodeCellsMismatch("\n".join(mismatched))
 
 
 def page_named(name: str, book: Path = BOOK) -> Path:
