@@ -2,13 +2,14 @@
 function (tests/chapter_code.py) evidence computed in a world without the effect, and evidence
 from the real world as a positive control."""
 
+import platform
 import traceback
 
 import pytest
 import torch
 from torch import nn
 
-from helpers import diagnose_cuda, read_cuda_facts
+from helpers import diagnose_cuda, diagnose_python, read_cuda_facts, torch_python_metadata
 from tests.chapter_code import chapter_function
 
 CHAPTER = "00_setup"
@@ -157,3 +158,85 @@ def test_c38_prediction_contradicted_by_the_kernel():
         verdict(cases, advice, "12.6", None, True, "driver-or-device", "ran")
     verdict(cases, advice, None, None, False, "cpu-wheel",  # the real CPU wheel's refusal
             "AssertionError: Torch not compiled with CUDA enabled")
+
+
+# C46: the check tells the Python cases apart and reads torch's own metadata ---------------
+
+PYTHON_REPORTS = [("3.12.3", ">=3.10", ("3.10", "3.11", "3.12", "3.13")),
+                  ("3.9.18", ">=3.10", ("3.10", "3.11", "3.12", "3.13")),
+                  ("3.15.0", ">=3.10", ("3.10", "3.11", "3.12", "3.13")),
+                  ("3.12.3", None, ())]  # the chapter's four reported situations
+
+
+def python_evidence(check=diagnose_python):
+    diagnoses = [check(*facts) for facts in PYTHON_REPORTS]
+    return [d.case for d in diagnoses], diagnoses[1].advice
+
+
+def test_c46_positive_control():
+    verdict = chapter_function(CHAPTER, "verdict_c46")
+    cases, advice = python_evidence()
+    requires, listed = torch_python_metadata()
+    here = diagnose_python(platform.python_version(), requires, listed)
+    verdict(cases, advice, requires, here.case)
+    verdict(cases, advice, None, "unknown")  # an environment without Requires-Python
+
+
+def major_only(python, requires, listed=()):
+    """A planted broken check: compares the major version only, so 3.9 'meets' >=3.10."""
+    return diagnose_python(python, None if requires is None else ">=3", listed)
+
+
+def lower_bound_only(python, requires, listed=()):
+    """A planted broken check: reads Requires-Python and ignores the Pythons the release names."""
+    return diagnose_python(python, requires, ())
+
+
+def missing_means_fits(python, requires, listed=()):
+    """A planted broken check: no Requires-Python is taken as 'any Python fits'."""
+    return diagnose_python(python, ">=0" if requires is None else requires, listed)
+
+
+@pytest.mark.parametrize("broken", [major_only, lower_bound_only, missing_means_fits])
+def test_c46_a_check_that_misses_a_case(broken):
+    verdict = chapter_function(CHAPTER, "verdict_c46")
+    cases, advice = python_evidence(broken)
+    assert cases != ["fits", "does-not-fit", "not-listed", "unknown"]
+    with pytest.raises(AssertionError):
+        verdict(cases, advice, ">=3.10", "fits")
+
+
+def test_c46_here_guessed_or_not_read():
+    """Metadata without Requires-Python diagnosed as fitting, or a readable one ignored."""
+    verdict = chapter_function(CHAPTER, "verdict_c46")
+    cases, advice = python_evidence()
+    with pytest.raises(AssertionError):
+        verdict(cases, advice, None, "fits")
+    with pytest.raises(AssertionError):
+        verdict(cases, advice, ">=3.10", "unknown")
+    with pytest.raises(AssertionError):  # advice that does not say what to do
+        verdict(cases, "upgrade", ">=3.10", "fits")
+
+
+# C47: a wheel's +suffix agrees with torch.version.cuda / torch.version.hip ----------------
+
+def test_c47_positive_control_this_wheel_and_others():
+    verdict = chapter_function(CHAPTER, "verdict_c47")
+    verdict(torch.__version__, torch.version.cuda, getattr(torch.version, "hip", None))
+    verdict("2.11.0+cu128", "12.8", None)
+    verdict("2.14.1+cpu", None, None)
+    verdict("2.9.1+rocm6.4", None, "6.4.43482-0f2d60242")
+    verdict("2.14.1", "13.0", None)  # PyPI's Linux wheel: no suffix, CUDA inside
+
+
+@pytest.mark.parametrize("version, cuda, hip", [
+    ("2.14.1+cu130", None, None),  # a suffix that promises CUDA on a build without it
+    ("2.14.1+cu128", "13.0", None),  # the suffix names another CUDA than the build has
+    ("2.14.1+cpu", "12.8", None),  # a +cpu wheel that reports CUDA
+    ("2.9.1+rocm6.4", None, "6.2.41133"),  # the suffix names another ROCm
+    ("2.9.1+rocm6.4", None, None),
+])
+def test_c47_suffix_and_build_disagree(version, cuda, hip):
+    verdict = chapter_function(CHAPTER, "verdict_c47")
+    with pytest.raises(AssertionError):
+        verdict(version, cuda, hip)

@@ -154,8 +154,14 @@ def test_c02_nothing_trained():
 # C03: requires_grad propagates; detach and no_grad stop it ---------------------------------
 
 
+def no_gradient_results(hidden):
+    return {"hidden > 0": hidden > 0, "hidden.argmax()": hidden.argmax(),
+            "hidden.long()": hidden.long()}
+
+
 def autograd_evidence(detach=lambda t: t.detach(), use_no_grad: bool = True,
-                      w_requires_grad: bool = True):
+                      w_requires_grad: bool = True, no_gradient=no_gradient_results,
+                      zero_gradient=lambda h: h.round()):
     torch.manual_seed(0)
     w = torch.randn(3, requires_grad=w_requires_grad)
     data = torch.randn(3)
@@ -168,7 +174,8 @@ def autograd_evidence(detach=lambda t: t.detach(), use_no_grad: bool = True,
     else:
         in_no_grad = (w * data).sin()
     chain = chapter_function(CHAPTER, "chain")
-    return w, data, hidden, loss, chain(loss), detached, detached * 2, in_no_grad
+    return (w, data, hidden, loss, chain(loss), detached, detached * 2, in_no_grad,
+            no_gradient(hidden), zero_gradient(hidden))
 
 
 def test_c03_positive_control():
@@ -286,3 +293,237 @@ def test_c05_parameter_not_trained():
     frozen.slope.requires_grad_(False)
     with pytest.raises(AssertionError):
         verdict(trained(PlainSlope()), trained(frozen))
+
+
+# C03 (corrected): results without a gradient stay outside the graph ------------------------
+
+
+@pytest.mark.parametrize("world", [
+    dict(no_gradient=lambda h: {"hidden > 0": h * 1.0}),  # a "comparison" that stays float
+    dict(no_gradient=lambda h: {"hidden.long()": h.double()}),  # a "cast" that keeps history
+    dict(zero_gradient=lambda h: h.round().detach()),  # a zero gradient taken for none
+])
+def test_c03_results_without_gradient_in_the_graph(world):
+    verdict = chapter_function(CHAPTER, "verdict_c03")
+    with pytest.raises(AssertionError):
+        verdict(*autograd_evidence(**world))
+
+
+# C50: in-place operations are recorded; on a leaf that requires grad, refused ---------------
+
+
+def in_place_evidence(change=lambda y: y.mul_(3), leaf_update=None):
+    """history, x, x.grad, the leaf's refusal, the updated leaf (as the chapter's cell)."""
+    x = torch.randn(3, requires_grad=True)
+    y = x.sin()
+    history = [(type(y.grad_fn).__name__, y._version, y.is_leaf)]
+    change(y)
+    history.append((type(y.grad_fn).__name__, y._version, y.is_leaf))
+    y.sum().backward()
+    weights = torch.ones(3, requires_grad=True)
+    if leaf_update is None:
+        with torch.no_grad():
+            weights += 0.1
+    else:
+        weights = leaf_update(weights)
+    try:
+        weights.mul_(2)
+        refusal = "no error"
+    except RuntimeError as err:
+        refusal = str(err)
+    return history, x.detach(), x.grad, refusal, weights
+
+
+def test_c50_positive_control():
+    chapter_function(CHAPTER, "verdict_c50")(*in_place_evidence())
+
+
+def test_c50_in_place_not_recorded():
+    """The world where autograd ignored in-place changes: through .data, nothing is recorded,
+    and the gradient is cos(x), not 3 cos(x)."""
+    with pytest.raises(AssertionError):
+        chapter_function(CHAPTER, "verdict_c50")(*in_place_evidence(lambda y: y.data.mul_(3)))
+
+
+def test_c50_leaf_not_refused_or_no_longer_a_leaf():
+    verdict = chapter_function(CHAPTER, "verdict_c50")
+    history, x, grad, _, weights = in_place_evidence()
+    with pytest.raises(AssertionError):  # a world that allowed the in-place change
+        verdict(history, x, grad, "no error", weights)
+    became_result = in_place_evidence(leaf_update=lambda w: w * 1.0)  # got a grad_fn
+    with pytest.raises(AssertionError):
+        verdict(*became_result)
+
+
+# C51: the message names whose output the tensor is; anomaly mode names the saver ----------
+
+
+def anomaly_evidence():
+    action = with_source_lines("saved_input_changed")
+    run_error = error_of()
+    with_anomaly = chapter_function(CHAPTER, "with_anomaly_mode", error_of=run_error,
+                                    warnings=__import__("warnings"))
+    plain_message, _ = run_error(action)
+    return plain_message, *with_anomaly(action)
+
+
+def test_c51_positive_control():
+    chapter_function(CHAPTER, "verdict_c51")(*anomaly_evidence())
+
+
+def test_c51_message_names_the_saver():
+    """The world the old prose described: the message names the operation that saved h."""
+    verdict = chapter_function(CHAPTER, "verdict_c51")
+    message, anomaly_message, warnings_text = anomaly_evidence()
+    with pytest.raises(AssertionError):
+        verdict(message.replace("output 0 of Add", "output 0 of SinBackward0"), anomaly_message,
+                warnings_text)
+
+
+def test_c51_anomaly_mode_silent():
+    """Without anomaly mode (or a mode that names no line), the saver stays unknown."""
+    verdict = chapter_function(CHAPTER, "verdict_c51")
+    message, anomaly_message, warnings_text = anomaly_evidence()
+    with pytest.raises(AssertionError):
+        verdict(message, message, "")
+    with pytest.raises(AssertionError):
+        verdict(message, anomaly_message, warnings_text.replace("t = h.sin()", "<unknown>"))
+
+
+# C52: plain lists and dicts register nothing; the nn containers do ------------------------
+
+
+class Stack(nn.Module):
+    """The chapter's Stack (a class, so not compiled from the page): the same containers.
+    `plain_registered` plants a world where a plain tensor attribute were registered."""
+
+    def __init__(self, registered: bool, plain_registered: bool = False) -> None:
+        super().__init__()
+        layers = [nn.Linear(4, 4), nn.Linear(4, 4)]
+        heads = {"left": nn.Linear(4, 1), "right": nn.Linear(4, 1)}
+        scales = [nn.Parameter(torch.ones(4)), nn.Parameter(torch.ones(4))]
+        self.layers = nn.ModuleList(layers) if registered else layers
+        self.heads = nn.ModuleDict(heads) if registered else heads
+        self.scales = nn.ParameterList(scales) if registered else scales
+        self.register_buffer("mask", torch.ones(4))
+        if plain_registered:
+            self.register_buffer("plain_tensor", torch.ones(4))
+        else:
+            self.plain_tensor = torch.ones(4)
+
+
+def module_views(**kwargs):
+    see = chapter_function(CHAPTER, "what_the_module_sees")
+    return see(Stack(False, **kwargs)), see(Stack(True, **kwargs))
+
+
+def test_c52_positive_control():
+    chapter_function(CHAPTER, "verdict_c52")(*module_views())
+
+
+def test_c52_plain_containers_registered_or_containers_not():
+    verdict = chapter_function(CHAPTER, "verdict_c52")
+    plain, containers = module_views()
+    with pytest.raises(AssertionError):  # a world where a plain list registered its layers
+        verdict(containers, containers)
+    with pytest.raises(AssertionError):  # a world where nn.ModuleList registered nothing
+        verdict(plain, plain)
+
+
+def test_c52_plain_tensor_registered():
+    with pytest.raises(AssertionError):
+        chapter_function(CHAPTER, "verdict_c52")(*module_views(plain_registered=True))
+
+
+# C53: a second backward needs retain_graph=True --------------------------------------------
+
+
+def test_c53_positive_control():
+    backward_twice = chapter_function(CHAPTER, "backward_twice")
+    chapter_function(CHAPTER, "verdict_c53")(backward_twice(False), backward_twice(True))
+
+
+def test_c53_graph_kept_or_retain_graph_useless():
+    backward_twice = chapter_function(CHAPTER, "backward_twice")
+    verdict = chapter_function(CHAPTER, "verdict_c53")
+    with pytest.raises(AssertionError):  # a world where backward() freed nothing
+        verdict(backward_twice(True), backward_twice(True))
+    with pytest.raises(AssertionError):  # a world where retain_graph kept nothing
+        verdict(backward_twice(False), backward_twice(False))
+
+
+def test_c53_second_backward_replaces_instead_of_adding():
+    backward_twice = chapter_function(CHAPTER, "backward_twice")
+    message, first, _ = backward_twice(True)
+    with pytest.raises(AssertionError):
+        chapter_function(CHAPTER, "verdict_c53")(backward_twice(False), (message, first, first))
+
+
+# C54: an undetached target holds its branch's saved tensors until backward() --------------
+
+
+def td_world(detach=lambda t: t.detach(), target_in_no_grad: bool = True):
+    """The chapter's TD losses (no detach, detach, no_grad target) on the same shapes;
+    `detach` and `target_in_no_grad` plant a world without the effect."""
+    gen = torch.Generator().manual_seed(1)
+    states, next_states = torch.randn(8, 4, generator=gen), torch.randn(8, 4, generator=gen)
+    actions = torch.randint(0, 2, (8,), generator=gen)
+    rewards = torch.randn(8, generator=gen)
+    q_weights = torch.randn(4, 2, generator=gen).requires_grad_()
+    target_weights = torch.randn(4, 2, generator=gen).requires_grad_()
+
+    def loss(mode: str) -> torch.Tensor:
+        q_taken = (states @ q_weights)[torch.arange(8), actions]
+        if mode == "no_grad" and target_in_no_grad:
+            with torch.no_grad():
+                target = rewards + 0.9 * (next_states @ target_weights).max(dim=1).values
+        else:
+            target = rewards + 0.9 * (next_states @ target_weights).max(dim=1).values
+            if mode != "plain":
+                target = detach(target)
+        return ((q_taken - target) ** 2).mean()
+
+    import weakref
+    saved_bytes = chapter_function(CHAPTER, "saved_bytes", weakref=weakref)
+    return {"no detach": saved_bytes(lambda: loss("plain")),
+            ".detach()": saved_bytes(lambda: loss("detach")),
+            "no_grad()": saved_bytes(lambda: loss("no_grad"))}
+
+
+def test_c54_positive_control():
+    chapter_function(CHAPTER, "verdict_c54")(td_world())
+
+
+def test_c54_detach_that_keeps_the_branch():
+    """A 'detach' that keeps the history (view_as): the branch stays held."""
+    with pytest.raises(AssertionError):
+        chapter_function(CHAPTER, "verdict_c54")(td_world(detach=lambda t: t.view_as(t)))
+
+
+def test_c54_no_grad_that_records():
+    """A world where no_grad recorded anyway (the target detached, not computed in no_grad)."""
+    with pytest.raises(AssertionError):
+        chapter_function(CHAPTER, "verdict_c54")(td_world(target_in_no_grad=False))
+
+
+def test_c54_backward_that_frees_nothing():
+    memory = {name: (saved, held, held) for name, (saved, held, _) in td_world().items()}
+    with pytest.raises(AssertionError):
+        chapter_function(CHAPTER, "verdict_c54")(memory)
+
+
+# C55: a change through .data is invisible; through .detach() it raises --------------------
+
+
+def test_c55_positive_control():
+    change = chapter_function(CHAPTER, "sigmoid_output_changed_through")
+    chapter_function(CHAPTER, "verdict_c55")(change("data"), change("detach"))
+
+
+def test_c55_data_tracked_or_detach_untracked():
+    change = chapter_function(CHAPTER, "sigmoid_output_changed_through")
+    verdict = chapter_function(CHAPTER, "verdict_c55")
+    with pytest.raises(AssertionError):  # a world where .data shared the version counter
+        verdict(change("detach"), change("detach"))
+    with pytest.raises(AssertionError):  # a world where .detach() had its own counter
+        verdict(change("data"), change("data"))

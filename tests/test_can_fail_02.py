@@ -409,3 +409,93 @@ def test_c44_epoch_without_the_saving() -> None:
     with pytest.raises(AssertionError):  # pin_memory=True without effect: batches not pinned
         verdict({**runs, "pinned + non_blocking": {**runs["pinned + non_blocking"],
                                                    "pinned": False}})
+
+
+# C60: which way round attention reads a padding mask ---------------------------------------
+
+def test_c60_one_convention_for_both_apis() -> None:
+    """A world where both APIs read True the same way (as 'attend'): MultiheadAttention with
+    ~mask would then attend to the padding only, and with mask it would be the right one."""
+    verdict = chapter_function(STEM, "verdict_c60")
+    right = {("MultiheadAttention", "~mask"): 0.0, ("MultiheadAttention", "mask"): float("inf"),
+             ("scaled_dot_product_attention", "mask"): 0.0,
+             ("scaled_dot_product_attention", "~mask"): 2.2}
+    verdict(right)  # positive control: the conventions the chapter measured
+    same_sense = {**right, ("MultiheadAttention", "~mask"): 1.7,
+                  ("MultiheadAttention", "mask"): 0.0}
+    with pytest.raises(AssertionError):
+        verdict(same_sense)
+    with pytest.raises(AssertionError):  # a mask that does not mask at all: padding leaks in
+        verdict({key: 0.5 for key in right})
+    with pytest.raises(AssertionError):  # no attention layer looks at the mask's sense
+        verdict(dict.fromkeys(right, 0.0))
+
+
+# C61: IterableDataset in several workers ---------------------------------------------------
+
+def test_c61_a_loader_that_shards_by_itself() -> None:
+    """If DataLoader split an IterableDataset's stream itself, the unsharded stream would come
+    once: the claim's duplication would be gone."""
+    from collections import Counter
+
+    verdict = chapter_function(STEM, "verdict_c61", Counter=Counter)
+    once, twice = Counter(range(12)), Counter(dict.fromkeys(range(12), 2))
+    verdict(twice, once, n=12, workers=2)  # positive control
+    with pytest.raises(AssertionError):
+        verdict(once, once, n=12, workers=2)
+
+
+def test_c61_a_sharding_that_drops_or_repeats() -> None:
+    from collections import Counter
+
+    from helpers import RangeStream
+
+    verdict = chapter_function(STEM, "verdict_c61", Counter=Counter)
+
+    class EveryWorkerFromZero(RangeStream):  # reads num_workers but not the id: repeats
+        def __iter__(self):
+            info = get_worker_info()
+            return iter(range(0, self.n, info.num_workers if info else 1))
+
+    def counts(dataset) -> Counter:
+        loader = DataLoader(dataset, batch_size=4, num_workers=2,
+                            multiprocessing_context=worker_context(2))
+        return Counter(int(v) for batch in loader for v in batch)
+
+    if worker_context(2) is None:
+        pytest.skip("the planted class is defined in a test: it needs fork workers")
+    twice = counts(RangeStream(12, shard=False))
+    verdict(twice, counts(RangeStream(12)), n=12, workers=2)  # the real helper passes
+    with pytest.raises(AssertionError):
+        verdict(twice, counts(EveryWorkerFromZero(12)), n=12, workers=2)
+    with pytest.raises(AssertionError):  # one sample lost
+        verdict(twice, Counter(range(11)), n=12, workers=2)
+
+
+# C62: spawn workers and notebook classes ---------------------------------------------------
+
+def test_c62_a_notebook_class_that_loads_or_a_spawn_loader_that_loses() -> None:
+    from collections import Counter
+
+    verdict = chapter_function(STEM, "verdict_c62", Counter=Counter)
+    error = ("AttributeError: Can't get attribute 'NotebookStream' on "
+             "<module '__main__' (built-in)>")
+    verdict(Counter(range(12)), 12, error, "NotebookStream")  # positive control
+    with pytest.raises(AssertionError):  # a world where pickles carried the class: it loads
+        verdict(Counter(range(12)), 12, "", "NotebookStream")
+    with pytest.raises(AssertionError):  # another failure than the missing class
+        verdict(Counter(range(12)), 12, "ModuleNotFoundError: No module named 'torch'",
+                "NotebookStream")
+    with pytest.raises(AssertionError):  # spawn workers that lost or repeated samples
+        verdict(Counter(dict.fromkeys(range(12), 2)), 12, error, "NotebookStream")
+
+
+# C63: non_blocking copies back to the host (GPU only: a simulated machine) -----------------
+
+def test_c63_a_copy_that_blocks_or_never_lands() -> None:
+    verdict = chapter_function(STEM, "verdict_c63")
+    verdict(False, True)  # positive control: still running when it returned, right after sync
+    with pytest.raises(AssertionError):  # a copy that blocked (pageable memory, or sync copy)
+        verdict(True, True)
+    with pytest.raises(AssertionError):
+        verdict(False, False)

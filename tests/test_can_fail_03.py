@@ -2,6 +2,7 @@
 function (tests/chapter_code.py) evidence computed in a world without the effect, and evidence
 from the real world as a positive control."""
 
+import warnings
 from functools import cache
 
 import numpy as np
@@ -9,9 +10,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.overrides import TorchFunctionMode
 from torch.utils.data import DataLoader
 
-from helpers import digits_split, fit
+from helpers import digits_split, fit, train_one_epoch
 from tests.chapter_code import chapter_function, one_thread  # noqa: F401 (autouse fixture)
 
 CHAPTER = "03_training"
@@ -209,3 +211,113 @@ def test_c14_clipping_that_bounds_the_step(real_runs):
     assert rescued[50.0].epoch_val_metric[-1] > 0.5  # the counterfactual really learns
     with pytest.raises(AssertionError, match="clipped lr = 50"):
         verdict(*spiky_norms(clip=True), rescued)
+
+
+# C70: a per-step .item() reads the device every step; summing on the device does not -------
+
+class CountedReads(TorchFunctionMode):
+    """The chapter's HostReads (a class, so not compiled from the page): reads into Python."""
+
+    def __init__(self, reads=("item", "tolist", "numpy", "__bool__", "__float__", "__int__",
+                              "__index__")) -> None:
+        super().__init__()
+        self.reads, self.count = set(reads), 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.count += getattr(func, "__name__", "") in self.reads
+        return func(*args, **(kwargs or {}))
+
+
+def c70_reads(counter=CountedReads, helper=None) -> dict:
+    """The chapter's count_reads over its three loops; `helper` replaces train_one_epoch."""
+    names = {"train_one_epoch": helper or train_one_epoch}
+    loops = {"loss.item() every step": chapter("epoch_with_item"),
+             "summed on the device": chapter("epoch_on_device"),
+             "helpers.train_one_epoch": chapter("epoch_with_helper", **names)}
+    count_reads = chapter("count_reads", LOOPS=loops, make_model=chapter("make_model"),
+                          loaders=chapter("loaders"))
+    return count_reads(counter)[0]
+
+
+def test_c70_a_helper_that_reads_every_step():
+    verdict = chapter_function(CHAPTER, "verdict_c70")
+    verdict(c70_reads())
+
+    def per_step_reads(*args, **kwargs):  # the helper as it was: a value read every step
+        return train_one_epoch(*args, **kwargs, on_step=lambda info: None)
+
+    with pytest.raises(AssertionError, match="helpers.train_one_epoch: the reads grow"):
+        verdict(c70_reads(helper=per_step_reads))
+
+
+def test_c70_a_world_where_item_reads_nothing():
+    verdict = chapter_function(CHAPTER, "verdict_c70")
+    free_item = lambda: CountedReads(reads=("tolist",))  # noqa: E731 (.item() costs no read)
+    with pytest.raises(AssertionError, match=r"loss.item\(\) every step made 0 reads"):
+        verdict(c70_reads(counter=free_item))
+
+
+# C71: get_total_norm measures; clip_grad_norm_(inf) rescales ---------------------------------
+
+def c71_grads(measure):
+    train_set = digits()[0]
+    x, y = train_set.tensors
+    return chapter("grads_after", make_model=chapter("make_model"), batch_a=x[:32],
+                   labels_a=y[:32])(measure)
+
+
+def measure_only(m):
+    return nn.utils.get_total_norm([p.grad for p in m.parameters() if p.grad is not None])
+
+
+def clip_at_inf(m):
+    return nn.utils.clip_grad_norm_(m.parameters(), float("inf"))
+
+
+def test_c71_clipping_at_inf_that_leaves_the_gradients():
+    verdict = chapter_function(CHAPTER, "verdict_c71")
+    verdict(c71_grads(measure_only), c71_grads(clip_at_inf))
+    with pytest.raises(AssertionError, match="left some gradients as they were"):
+        verdict(c71_grads(measure_only), c71_grads(measure_only))
+
+
+def test_c71_a_measurement_that_rescales():
+    verdict = chapter_function(CHAPTER, "verdict_c71")
+    with pytest.raises(AssertionError, match="get_total_norm changed the gradients"):
+        verdict(c71_grads(clip_at_inf), c71_grads(clip_at_inf))
+
+
+# C72: scheduler before optimizer -------------------------------------------------------------
+
+def test_c72_order_that_does_not_matter_or_warn():
+    verdict, lrs_used = chapter_function(CHAPTER, "verdict_c72"), chapter("lrs_used",
+                                                                         warnings=warnings)
+    right, wrong = lrs_used(scheduler_first=False), lrs_used(scheduler_first=True)
+    verdict(right, wrong)
+    with pytest.raises(AssertionError, match="expected one warning, got 0"):
+        verdict(right, right)  # a world where the order changes nothing
+    with pytest.raises(AssertionError, match="expected one warning, got 0"):
+        verdict(right, (wrong[0], []))  # shifted, but silent
+    with pytest.raises(AssertionError, match="expected one warning, got 10"):
+        verdict(right, (wrong[0], wrong[1] * 10))  # a warning at every step
+    with pytest.raises(AssertionError, match="first value"):  # warned, but not shifted
+        verdict(right, (right[0], wrong[1]))
+
+
+# C73: a state_dict is a reference ------------------------------------------------------------
+
+def c73_kept(keep):
+    return chapter("kept_after_training", make_model=chapter("make_model"),
+                   loaders=chapter("loaders"), train_one_epoch=train_one_epoch)(keep)
+
+
+def test_c73_state_dict_as_a_copy_or_a_shallow_copy():
+    verdict = chapter_function(CHAPTER, "verdict_c73")
+    live = c73_kept(lambda m: m.state_dict())
+    cloned = c73_kept(lambda m: {k: v.clone() for k, v in m.state_dict().items()})
+    verdict(live, cloned)
+    with pytest.raises(AssertionError, match="did not follow training"):
+        verdict(cloned, cloned)  # a world where state_dict() returned copies
+    shallow = c73_kept(lambda m: dict(m.state_dict()))  # a new dict, the same tensors
+    with pytest.raises(AssertionError, match="the cloned state_dict changed"):
+        verdict(live, shallow)

@@ -172,3 +172,223 @@ def test_c36_event_file_holds_another_curve(tmp_path):
 
     with pytest.raises(AssertionError, match="no 'lr' curve"):
         verdict({"no lr": logged_run(tmp_path, "no_lr", planted=no_lr)}, 6)
+
+
+# C75: the code version covers build() and the helpers ------------------------------------
+
+TRAIN_SOURCE = "def run_experiment(name, config):\n    model, optimizer, *loaders = build(config)\n"
+BUILD_SOURCE = ("def build(config):\n"
+                "    model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))\n"
+                "    return model, torch.optim.SGD(model.parameters(), lr=0.1)\n")
+
+
+def helpers_tree(root, name: str, edit: str = ""):
+    """A small stand-in for the helpers package's source files, one of them edited."""
+    package = root / name
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("from .train import fit\n")
+    (package / "train.py").write_text("def fit():\n    return 0\n" + edit)
+    (package / "sub" / "util.py").write_text("X = 1\n")
+    return package
+
+
+def versions_from(code_version, tmp_path) -> dict[str, str]:
+    """The chapter's evidence for C75, computed with `code_version` on stand-in code."""
+    package = helpers_tree(tmp_path, "as_run")
+    edited_package = helpers_tree(tmp_path, "edited", edit="# an edit\n")
+    sources = [TRAIN_SOURCE, BUILD_SOURCE]
+    edited = [TRAIN_SOURCE, BUILD_SOURCE.replace("nn.ReLU()", "nn.GELU()")]
+    return {"as run": code_version(*sources, helpers_source=package),
+            "again": code_version(*sources, helpers_source=package),
+            "architecture edited": code_version(*edited, helpers_source=package),
+            "helpers edited": code_version(*sources, helpers_source=edited_package)}
+
+
+def chapter_code_version(helpers_source):
+    from pathlib import Path
+
+    return chapter_function(CHAPTER, "code_version", hashlib=__import__("hashlib"), Path=Path,
+                            HELPERS_SOURCE=helpers_source)
+
+
+def test_c75_code_version_of_the_training_function_only(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c75")
+    verdict(versions_from(chapter_code_version(tmp_path), tmp_path))  # the chapter's version
+
+    def training_function_only(*sources, helpers_source=None):  # the chapter's old record
+        return __import__("hashlib").sha256(sources[0].encode()).hexdigest()[:12]
+
+    with pytest.raises(AssertionError, match="editing the architecture"):
+        verdict(versions_from(training_function_only, tmp_path / "old"))
+
+
+def test_c75_code_version_without_the_helpers(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c75")
+
+    def sources_only(*sources, helpers_source=None):  # build() covered, the helpers not
+        return __import__("hashlib").sha256("".join(sources).encode()).hexdigest()[:12]
+
+    with pytest.raises(AssertionError, match="editing a helper"):
+        verdict(versions_from(sources_only, tmp_path))
+
+
+def test_c75_helpers_are_hashed_with_their_paths(tmp_path):
+    """A file moved within the helpers package is another package: the path is hashed too."""
+    code_version = chapter_code_version(tmp_path)
+    package = helpers_tree(tmp_path, "a")
+    before = code_version(TRAIN_SOURCE, helpers_source=package)
+    (package / "sub" / "util.py").rename(package / "util.py")
+    assert code_version(TRAIN_SOURCE, helpers_source=package) != before
+
+
+# C76: the environment record --------------------------------------------------------------
+
+def chapter_environment(tmp_path):
+    import os
+    import sys
+    from collections.abc import Callable
+
+    code_version = chapter_code_version(helpers_tree(tmp_path, "helpers"))
+    return chapter_function(CHAPTER, "environment", code_version=code_version,
+                            inspect=__import__("inspect"), Callable=Callable, sys=sys, os=os)
+
+
+def records(environment, device):
+    set_seed(0)
+    default = environment(train_briefly, device=device)
+    set_seed(0, deterministic=True)
+    try:
+        deterministic = environment(train_briefly, device=device)
+    finally:
+        set_seed(0)
+    return default, deterministic
+
+
+def test_c76_old_record_lacks_the_device_and_settings(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c76")
+    cpu = torch.device("cpu")
+    verdict(*records(chapter_environment(tmp_path), cpu), cpu)  # the chapter's record
+
+    def old_environment(*code, device):  # code version, torch and threads only
+        return {"code_version": "0" * 12, "torch": torch.__version__,
+                "threads": torch.get_num_threads()}
+
+    with pytest.raises(AssertionError, match="record lacks"):
+        verdict(*records(old_environment, cpu), cpu)
+
+
+def test_c76_record_that_assumes_the_settings(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c76")
+    environment = chapter_environment(tmp_path)
+    cpu = torch.device("cpu")
+
+    def assumed(*code, device):  # the right keys, the deterministic flags written as False
+        return {**environment(*code, device=device), "deterministic_algorithms": False,
+                "cudnn.deterministic": False}
+
+    with pytest.raises(AssertionError, match="deterministic mode does not say so"):
+        verdict(*records(assumed, cpu), cpu)
+
+
+def test_c76_record_without_the_gpu_on_a_gpu(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c76")
+    default, deterministic = records(chapter_environment(tmp_path), torch.device("cpu"))
+    on_gpu = [{**r, "device": "cuda:0"} for r in (default, deterministic)]  # a simulated GPU
+    verdict(*[{**r, "gpu": "NVIDIA H100"} for r in on_gpu], torch.device("cuda:0"))
+    with pytest.raises(AssertionError, match="record's gpu is None"):
+        verdict(*on_gpu, torch.device("cuda:0"))
+
+
+# C77: reading a long curve back -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def long_run(tmp_path_factory):
+    from torch.utils.tensorboard import SummaryWriter
+
+    run_dir = tmp_path_factory.mktemp("long_run")
+    written = list(range(10_050))
+    with SummaryWriter(log_dir=str(run_dir)) as writer:
+        for step in written:
+            writer.add_scalar("loss", 1 / (1 + step), step)
+    return run_dir, written
+
+
+def steps_read(run_dir, size_guidance=None) -> list[int]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    accumulator = EventAccumulator(str(run_dir), size_guidance=size_guidance)
+    accumulator.Reload()
+    return [e.step for e in accumulator.Scalars("loss")]
+
+
+def test_c77_reader_that_keeps_the_default(long_run):
+    verdict = chapter_function(CHAPTER, "verdict_c77")
+    run_dir, written = long_run
+    default_steps = steps_read(run_dir)
+    verdict(written, default_steps, read_tensorboard_scalars(run_dir)["loss"][0])
+    with pytest.raises(AssertionError, match="read_tensorboard_scalars returned"):
+        verdict(written, default_steps, default_steps)  # the helper before the fix
+
+
+def test_c77_a_default_that_keeps_everything_or_a_short_curve(long_run, tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c77")
+    run_dir, written = long_run
+    every = steps_read(run_dir, size_guidance={"scalars": 0})
+    with pytest.raises(AssertionError, match="no sampling to guard against"):
+        verdict(written, every, every)  # a TensorBoard whose default kept every point
+    short = list(range(500))
+    with pytest.raises(AssertionError, match="too short"):
+        verdict(short, short, short)
+
+
+# C78: one seed, two devices ---------------------------------------------------------------
+
+def test_c78_streams_that_agree_or_do_not_repeat():
+    verdict = chapter_function(CHAPTER, "verdict_c78")
+    seeded_draws = chapter_function(CHAPTER, "seeded_draws")
+    cpu = (seeded_draws("cpu"), seeded_draws("cpu"))
+
+    def philox(seed_advance: int = 0) -> torch.Tensor:  # another generator, seeded the same
+        rng = np.random.Generator(np.random.Philox(0))
+        rng.standard_normal(seed_advance)
+        return torch.from_numpy(rng.standard_normal(5).astype(np.float32))
+
+    verdict(cpu, (philox(), philox()))  # a second generator: its own, repeatable stream
+    with pytest.raises(AssertionError, match="drew the same numbers"):
+        verdict(cpu, (seeded_draws("cpu"), seeded_draws("cpu")))  # one generator for both
+    with pytest.raises(AssertionError, match="do not repeat"):
+        verdict(cpu, (philox(0), philox(5)))  # a generator not reset by the seed
+
+
+# C79: a DataLoader's own generator --------------------------------------------------------
+
+def orders_from(epoch_order) -> dict[str, tuple[list[int], list[int]]]:
+    return {kind: (epoch_order(32, own), epoch_order(64, own))
+            for kind, own in (("global generator", False), ("own generator", True))}
+
+
+def chapter_epoch_order(**names):
+    from torch.utils.data import DataLoader
+
+    return chapter_function(CHAPTER, "epoch_order", **{
+        "set_seed": set_seed, "DataLoader": DataLoader, "train_set": list(range(300)), **names})
+
+
+def test_c79_loader_that_ignores_its_generator():
+    verdict = chapter_function(CHAPTER, "verdict_c79")
+    verdict(orders_from(chapter_epoch_order()))
+    from torch.utils.data import DataLoader
+
+    def ignoring(dataset, generator=None, **kwargs):  # a loader that drops generator=
+        return DataLoader(dataset, **kwargs)
+
+    with pytest.raises(AssertionError, match="still changed with the model"):
+        verdict(orders_from(chapter_epoch_order(DataLoader=ignoring)))
+
+
+def test_c79_nothing_drawn_before_the_loader():
+    verdict = chapter_function(CHAPTER, "verdict_c79")
+    no_draws = types.SimpleNamespace(Sequential=lambda *layers: None, Linear=lambda *a: None,
+                                     ReLU=lambda: None)  # a model that draws no weights
+    with pytest.raises(AssertionError, match="did not change with the model"):
+        verdict(orders_from(chapter_epoch_order(nn=no_draws)))

@@ -160,14 +160,12 @@ def test_sequence_lengths_are_long_tailed_around_20_and_labels_follow_the_first_
     assert torch.equal(SequenceDataset(5)[3][0], SequenceDataset(5, seed=0)[3][0])
 
 
-def test_worker_context_is_fork_for_workers_where_the_platform_has_it(monkeypatch):
-    import torch.multiprocessing as tmp
-
+def test_worker_context_is_fork_for_workers_where_fork_is_the_default(monkeypatch):
     from helpers import data as data_module
     from helpers import worker_context
 
     assert worker_context(0) is None  # a DataLoader refuses a context without workers
-    expected = "fork" if "fork" in tmp.get_all_start_methods() else None
+    expected = "fork" if data_module._default_start_method() == "fork" else None
     assert worker_context(2) == expected
     monkeypatch.setattr(data_module.torch.multiprocessing, "get_all_start_methods",
                         lambda: ["spawn"])  # Windows
@@ -190,3 +188,71 @@ def test_worker_context_lets_a_loader_use_a_class_defined_in_main():
                         multiprocessing_context=worker_context(2))
     assert loader.multiprocessing_context.get_start_method() == "fork"
     assert [b.tolist() for b in loader] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+
+
+@pytest.mark.parametrize(("platform", "version", "method"), [
+    ("linux", (3, 11), "fork"), ("linux", (3, 13), "fork"), ("linux", (3, 14), "forkserver"),
+    ("darwin", (3, 11), "spawn"), ("win32", (3, 13), "spawn"), ("freebsd14", (3, 12), "fork")])
+def test_default_start_method_follows_python(platform, version, method):
+    from helpers.data import _default_start_method
+
+    assert _default_start_method(platform, version) == method
+    with pytest.raises(TypeError, match="version"):
+        _default_start_method("linux", (3, "14"))
+    with pytest.raises(TypeError, match="platform"):
+        _default_start_method(3, (3, 14))
+
+
+@pytest.mark.parametrize(("platform", "version"), [("darwin", (3, 11)), ("linux", (3, 14)),
+                                                   ("win32", (3, 12))])
+def test_worker_context_never_forks_where_python_does_not_default_to_fork(
+        monkeypatch, platform, version):
+    from helpers import data as data_module
+    from helpers import worker_context
+
+    monkeypatch.setattr(data_module, "_default_start_method", lambda: {
+        "darwin": "spawn", "win32": "spawn", "linux": "forkserver"}[platform])
+    assert worker_context(2) is None  # macOS: fork is unsafe; 3.14: forkserver
+    monkeypatch.setattr(data_module, "_default_start_method", lambda: "fork")
+    monkeypatch.setattr(data_module.torch.multiprocessing, "get_all_start_methods",
+                        lambda: ["fork", "spawn", "forkserver"])
+    assert worker_context(2) == "fork" and worker_context(0) is None
+
+
+def test_range_stream_in_the_main_process_and_its_arguments():
+    from helpers import RangeStream
+
+    assert list(RangeStream(5)) == [0, 1, 2, 3, 4] == list(RangeStream(5, shard=False))
+    assert list(RangeStream(0)) == []
+    with pytest.raises(TypeError, match="shard"):
+        RangeStream(5, shard="no")
+    with pytest.raises(ValueError, match="n must be at least 0"):
+        RangeStream(-1)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_range_stream_sharded_yields_each_number_once_unsharded_once_per_worker(workers):
+    from collections import Counter
+
+    from torch.utils.data import DataLoader
+
+    from helpers import RangeStream, worker_context
+
+    def counts(shard: bool) -> Counter:
+        loader = DataLoader(RangeStream(10, shard=shard), batch_size=2, num_workers=workers,
+                            multiprocessing_context=worker_context(workers))
+        return Counter(int(v) for batch in loader for v in batch)
+
+    assert counts(True) == Counter(range(10))
+    assert counts(False) == Counter({i: workers for i in range(10)})
+
+
+def test_range_stream_works_in_spawn_workers():
+    """The point of defining it in a module: a fresh interpreter can import it."""
+    from torch.utils.data import DataLoader
+
+    from helpers import RangeStream
+
+    loader = DataLoader(RangeStream(6), batch_size=None, num_workers=2,
+                        multiprocessing_context="spawn")
+    assert sorted(int(v) for v in loader) == list(range(6))

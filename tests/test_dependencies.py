@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # Needed without an import statement of ours: torch.onnx.export(..., dynamo=True) loads it.
 INDIRECT = {"onnxscript": "torch.onnx's dynamo exporter (chapter 08)"}
 # Imported only inside `try: ... except ImportError` with a fallback (chapter 08; helpers.glue,
-# which records nothing where myst-nb, the book build's, is absent, as on Colab).
-OPTIONAL = {"torchao", "myst_nb"}
+# which records nothing where myst-nb, the book build's, is absent, as on Colab; helpers.env,
+# which reads Requires-Python with its own small parser where packaging is absent).
+OPTIONAL = {"torchao", "myst_nb", "packaging"}
 
 
 def imports(source: str) -> set[str]:

@@ -91,6 +91,24 @@ def test_logger_writes_jsonl_and_tensorboard(tmp_path):
     assert values == pytest.approx([1, 1 / 2, 1 / 3, 1 / 4, 1 / 5], rel=1e-6)
 
 
+def test_read_tensorboard_scalars_returns_every_point_of_a_long_run(tmp_path):
+    """EventAccumulator keeps 10,000 points of a scalar tag by default (a reservoir sample of
+    a longer curve); the helper asks for all of them."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from torch.utils.tensorboard import SummaryWriter
+
+    steps = list(range(10_050))  # past the default's 10,000
+    with SummaryWriter(log_dir=str(tmp_path)) as writer:
+        for step in steps:
+            writer.add_scalar("loss", 1.0 / (step + 1), step)
+    default = EventAccumulator(str(tmp_path))
+    default.Reload()
+    assert len(default.Scalars("loss")) < len(steps)  # what the helper must not do
+    got_steps, values = read_tensorboard_scalars(tmp_path)["loss"]
+    assert got_steps == steps
+    assert values[-1] == pytest.approx(1.0 / len(steps), rel=1e-6)
+
+
 def test_logger_without_tensorboard_and_bad_calls(tmp_path):
     run = create_run_dir(tmp_path, "plain")
     logger = RunLogger(run, tensorboard=False)

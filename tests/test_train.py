@@ -3,8 +3,10 @@ import math
 import pytest
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
 from torch.utils.data import DataLoader, TensorDataset
 
+import helpers.train as train_module
 from helpers import History, accuracy, evaluate, fit, train_one_epoch
 
 
@@ -258,3 +260,67 @@ def test_a_loader_of_triples_is_refused():
     with pytest.raises(TypeError, match="pairs"):
         train_one_epoch(model, triples, nn.functional.cross_entropy,
                         torch.optim.SGD(model.parameters(), lr=0.1))
+
+
+class HostReads(TorchFunctionMode):
+    """Counts the calls that copy a tensor's value into Python (each one waits for a GPU)."""
+
+    READS = ("item", "tolist", "__bool__", "__float__", "__int__", "__index__", "numpy")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.count += getattr(func, "__name__", "") in self.READS
+        return func(*args, **(kwargs or {}))
+
+
+def reads_of_one_epoch(n_batches: int, **options) -> int:
+    data = make_data(16 * n_batches)
+    batches = list(DataLoader(data, batch_size=16))  # a list: no DataLoader seed draw inside
+    model = make_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with HostReads() as reads:
+        train_one_epoch(model, batches, nn.functional.cross_entropy, optimizer, **options)
+    return reads.count
+
+
+def test_an_epoch_reads_the_device_once_not_once_per_step():
+    """Chapter 03: no .item() per step; the values are read in one transfer per epoch."""
+    assert reads_of_one_epoch(3) == reads_of_one_epoch(9) == 1
+    assert reads_of_one_epoch(3, max_grad_norm=1.0) == reads_of_one_epoch(9, max_grad_norm=1.0)
+    # the two options that need a value every step read it every step
+    assert reads_of_one_epoch(9, on_step=lambda info: None) >= 9
+    assert reads_of_one_epoch(9, stop_on_nonfinite=True) >= 9
+
+
+def test_values_are_read_every_read_every_steps(monkeypatch):
+    monkeypatch.setattr(train_module, "READ_EVERY", 4)
+    assert reads_of_one_epoch(9) == 3  # steps 0-3, 4-7, then the last one at the end
+    history, seen = History(), []
+    model = make_model()
+    train_one_epoch(model, DataLoader(make_data(144), 16), nn.functional.cross_entropy,
+                    torch.optim.SGD(model.parameters(), lr=0.1), history=history)
+    monkeypatch.setattr(train_module, "READ_EVERY", 1024)
+    model = make_model()
+    train_one_epoch(model, DataLoader(make_data(144), 16), nn.functional.cross_entropy,
+                    torch.optim.SGD(model.parameters(), lr=0.1), on_step=seen.append)
+    assert len(history.step_loss) == 9 and history.step_loss == [i.loss for i in seen]
+    assert history.step_grad_norm == [i.grad_norm for i in seen]
+
+
+def test_without_clipping_the_gradients_are_left_as_they_are():
+    """max_grad_norm=None measures the norm (get_total_norm); clip_grad_norm_(inf) would
+    multiply every gradient by inf / inf = NaN as soon as one entry is infinite."""
+    model = make_model()
+    model[0].weight.register_hook(lambda g: g.index_fill(1, torch.tensor([0]), math.inf))
+    finite_elsewhere, history = [], History()
+
+    def look(info):
+        finite_elsewhere.append(bool(torch.isfinite(model[-1].weight.grad).all()))
+
+    train_one_epoch(model, [next(iter(DataLoader(make_data(), 16)))],
+                    nn.functional.cross_entropy, torch.optim.SGD(model.parameters(), lr=0.0),
+                    on_step=look, history=history)
+    assert finite_elsewhere == [True] and history.step_grad_norm == [math.inf]

@@ -205,7 +205,7 @@ def test_make_sync_check_covers_the_chinese_edition(sandbox, monkeypatch):
 def test_a_missing_heading_is_found(sandbox):
     book, notebooks = sandbox
     edit(book / "zh" / "00_demo.md", "### 安装你想要的 wheel 包\n\n", "")
-    assert any(re.match(r"book/zh/00_demo.md: 11 headings, .* the English page has 12", p)
+    assert any(re.match(r"book/zh/00_demo.md: 12 headings, .* the English page has 13", p)
                for p in zh_edition.problems(book, notebooks))
 
 
@@ -217,8 +217,8 @@ def test_exercise_labels_and_claim_ids_must_match(sandbox):
     found = zh_edition.problems(book, notebooks)
     assert "book/zh/00_demo.md: exercise labels ['ex00-1', 'ex00-9', 'ex00-3'], the English " \
            "page has ['ex00-1', 'ex00-2', 'ex00-3']" in found
-    assert "book/zh/00_demo.md: the text names claims ['C38'], the English text " \
-           "['C38', 'C39']" in found
+    assert "book/zh/00_demo.md: the text names claims ['C38', 'C46', 'C47'], the English " \
+           "text ['C38', 'C39', 'C46', 'C47']" in found
 
 
 def test_an_untranslated_cell_is_found(sandbox):
@@ -231,7 +231,7 @@ def test_an_untranslated_cell_is_found(sandbox):
                   + text[end:], encoding="utf-8")
     found = zh_edition.problems(book, notebooks)
     assert [p for p in found if "has no Chinese" in p] == [
-        "book/zh/00_demo.md: markdown cell 13 has no Chinese: 'NumPy arrays are float64 by "
+        "book/zh/00_demo.md: markdown cell 15 has no Chinese: 'NumPy arrays are float64 by "
         "default, PyTorch tensors float32'"]
 
 

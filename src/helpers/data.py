@@ -2,23 +2,69 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+
 import torch
 import torch.multiprocessing
-from torch.utils.data import TensorDataset
+from torch.utils.data import TensorDataset, get_worker_info
 
-from .validate import require_int
+from .validate import require_bool, require_int
+
+
+def _default_start_method(platform: str | None = None,
+                         version: tuple[int, int] | None = None) -> str:
+    """Python's default ``multiprocessing`` start method on ``platform`` (``sys.platform``) and
+    Python ``version`` (``sys.version_info[:2]``), both those of this process by default:
+    ``"spawn"`` on macOS and Windows, ``"fork"`` elsewhere up to Python 3.13 and
+    ``"forkserver"`` from 3.14. Taught in chapter 02, "Worker start-up and persistent_workers"."""
+    platform = sys.platform if platform is None else platform
+    version = tuple(sys.version_info[:2]) if version is None else version
+    if not isinstance(platform, str):
+        raise TypeError(f"platform must be a string such as 'linux', got {platform!r}")
+    if (not isinstance(version, tuple) or len(version) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in version)):
+        raise TypeError(f"version must be (major, minor), two ints, got {version!r}")
+    if platform in ("darwin", "win32"):
+        return "spawn"
+    return "fork" if version < (3, 14) else "forkserver"
 
 
 def worker_context(num_workers: int) -> str | None:
     """The ``multiprocessing_context`` for a ``DataLoader`` with ``num_workers`` workers:
-    ``"fork"`` where the platform has it, so that workers inherit a notebook's ``Dataset``
-    classes (spawn and forkserver, the defaults on macOS, Windows and Python 3.14+ on Linux,
-    would have to import them and cannot); ``None`` (the default start method) without workers
-    or without fork. Taught in chapter 02, "Worker start-up and persistent_workers"."""
+    ``"fork"`` only where fork is the platform's default start method (Linux and other POSIX
+    systems up to Python 3.13), so that workers inherit a notebook's ``Dataset`` classes even
+    if a library changed the start method; ``None`` (the default start method) without workers
+    and everywhere else. It never asks for fork where Python does not default to it: on macOS
+    fork is unsafe (system libraries start threads), and Python 3.14 moved Linux to forkserver
+    because forking a process that runs threads can deadlock. There a ``Dataset`` a worker uses
+    must live in an importable module, like the ones of this module. Taught in chapter 02,
+    "Worker start-up and persistent_workers"."""
     require_int("num_workers", num_workers, minimum=0)
-    if num_workers == 0 or "fork" not in torch.multiprocessing.get_all_start_methods():
+    if num_workers == 0 or _default_start_method() != "fork":
+        return None
+    if "fork" not in torch.multiprocessing.get_all_start_methods():
         return None
     return "fork"
+
+
+class RangeStream(torch.utils.data.IterableDataset):
+    """A stream of the integers ``0 … n-1``, as an ``IterableDataset`` (chapter 02, "Streaming
+    data"). Each ``DataLoader`` worker runs ``__iter__`` on its own copy of the dataset; with
+    ``shard=True`` worker ``k`` of ``w`` yields ``k, k + w, k + 2w, …``, so that the workers
+    together yield every number once. ``shard=False`` is the mistake the chapter shows: every
+    worker yields the whole stream. Defined in a module, so that spawn and forkserver workers
+    can import it."""
+
+    def __init__(self, n: int, shard: bool = True) -> None:
+        require_int("n", n, minimum=0)
+        require_bool("shard", shard)
+        self.n, self.shard = n, shard
+
+    def __iter__(self) -> Iterator[int]:
+        info = get_worker_info()  # None in the main process (num_workers=0)
+        start, step = (0, 1) if info is None or not self.shard else (info.id, info.num_workers)
+        return iter(range(start, self.n, step))
 
 
 def digits_split(

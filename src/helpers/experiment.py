@@ -213,12 +213,18 @@ def read_metrics(run_dir: str | Path) -> list[dict[str, float]]:
 
 
 def read_tensorboard_scalars(run_dir: str | Path) -> dict[str, tuple[list[int], list[float]]]:
-    """Every scalar curve in a run's TensorBoard event files, as ``tag -> (steps, values)``."""
+    """Every scalar curve in a run's TensorBoard event files, as ``tag -> (steps, values)``
+    (chapter 04).
+
+    Every point: ``EventAccumulator`` keeps at most 10,000 points of a scalar tag by default
+    and replaces the others by a random sample of the curve (reservoir sampling), so this asks
+    it to keep all of them (``size_guidance={"scalars": 0}``).
+    """
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     if not list(require_path("run_dir", run_dir).glob("events.out.tfevents.*")):
         raise FileNotFoundError(f"no TensorBoard event files in {run_dir}")
-    accumulator = EventAccumulator(str(run_dir))
+    accumulator = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})  # 0: keep all
     accumulator.Reload()
     curves = {}
     for tag in accumulator.Tags()["scalars"]:

@@ -107,18 +107,24 @@ def _check_scheduler(scheduler: object) -> None:
                         f"{type(scheduler).__name__}")
 
 
-def _check_loss(loss: torch.Tensor, epoch: int, step: int) -> None:
+def _raise_nonfinite(loss: torch.Tensor, epoch: int, step: int) -> None:
     """Raise ``FloatingPointError`` for a non-finite loss, before it reaches the weights."""
-    if not bool(torch.isfinite(loss.detach()).all()):
-        raise FloatingPointError(
-            f"non-finite training loss {loss.item()} at epoch {epoch}, step {step} (global, "
-            "from 0); stopped before backward, so the weights are those of the previous step. "
-            "Look for NaN/inf in the inputs or a learning rate that is too large (chapter 05)")
+    raise FloatingPointError(
+        f"non-finite training loss {loss.detach().float().mean().item()} at epoch {epoch}, step "
+        f"{step} (global, from 0); stopped before backward, so the weights are those of the "
+        "previous step. Look for NaN/inf in the inputs or a learning rate that is too large "
+        "(chapter 05)")
 
 
-def _check_clip(max_grad_norm: float | None) -> float:
+# Without an ``on_step`` hook, the loss and gradient norm of each step stay on the device and
+# are read to the host (one transfer, one wait) every READ_EVERY steps and at the end of the
+# epoch: a per-step ``.item()`` would make the CPU wait for the GPU at every step (chapter 03).
+READ_EVERY = 1024
+
+
+def _check_clip(max_grad_norm: float | None) -> float | None:
     if max_grad_norm is None:
-        return math.inf
+        return None
     if isinstance(max_grad_norm, bool) or not isinstance(max_grad_norm, (int, float)) or not (
         max_grad_norm > 0
     ):
@@ -144,11 +150,19 @@ def train_one_epoch(
 
     ``scheduler`` (if any) is stepped after every optimizer step, so give it a per-step
     schedule. ``max_grad_norm`` clips the total gradient norm; the norm before clipping is
-    recorded either way. ``on_step`` is called after each step with a :class:`StepInfo`.
-    At the first NaN or infinite loss it warns (``RuntimeWarning``) and trains on, so that a
-    divergence can be studied from ``history``; ``stop_on_nonfinite=True`` raises
-    ``FloatingPointError`` (naming the epoch and step) there instead, before its backward
-    pass. An optimizer that holds none of the model's parameters raises ``ValueError``.
+    recorded either way (without clipping it is measured by ``torch.nn.utils.get_total_norm``,
+    which leaves the gradients as they are). ``on_step`` is called after each step with a
+    :class:`StepInfo`.
+
+    The losses and norms stay on the model's device and are read to the host in one transfer
+    every ``READ_EVERY`` steps and at the end of the epoch, so that on a GPU the CPU never waits
+    for a step to finish (chapter 03). Two options need a value every step and read it then:
+    ``on_step`` (its ``StepInfo`` holds Python floats) and ``stop_on_nonfinite``.
+    At the first NaN or infinite loss it warns (``RuntimeWarning``, when the values are read)
+    and trains on, so that a divergence can be studied from ``history``;
+    ``stop_on_nonfinite=True`` raises ``FloatingPointError`` (naming the epoch and step) there
+    instead, before its backward pass. An optimizer that holds none of the model's parameters
+    raises ``ValueError``.
     """
     require_bool("progress", progress)
     require_bool("stop_on_nonfinite", stop_on_nonfinite)
@@ -165,8 +179,38 @@ def train_one_epoch(
     _check_optimizer(model, optimizer)
     params = [p for p in model.parameters() if p.requires_grad]
     model.train()
-    total_loss, n_seen, warned = 0.0, 0, False
     step = len(history.step_loss) if history is not None else 0
+    # (global step, loss, grad norm, lr, batch size) of the steps not yet read to the host
+    pending: list[tuple[int, torch.Tensor, torch.Tensor, float, int]] = []
+    total_loss, n_seen, warned = 0.0, 0, False
+    last_read: tuple[float, float] = (math.nan, math.nan)
+
+    def read_pending() -> None:
+        """Read the pending steps' values to the host in one transfer, and record them."""
+        nonlocal total_loss, n_seen, warned, last_read
+        if not pending:
+            return
+        on, dtype = pending[0][1].device, pending[0][1].dtype
+        for _, loss, norm, _, _ in pending:  # a common dtype: the values convert exactly
+            dtype = torch.promote_types(dtype, torch.promote_types(loss.dtype, norm.dtype))
+        values = torch.stack([torch.stack([loss.to(on, dtype), norm.to(on, dtype)])
+                              for _, loss, norm, _, _ in pending]).tolist()  # the one host read
+        for (at, _, _, lr, size), (loss_value, norm_value) in zip(pending, values, strict=True):
+            if not math.isfinite(loss_value) and not warned:
+                warned = True  # never silent, but training on is what a divergence study needs
+                warnings.warn(f"the training loss is {loss_value} at epoch {epoch}, step {at}; "
+                              "training went on and the weights are probably no longer finite. "
+                              "Pass stop_on_nonfinite=True to stop there (chapter 05: NaNGuard).",
+                              RuntimeWarning, stacklevel=3)
+            total_loss += loss_value * size
+            n_seen += size
+            if history is not None:
+                history.step_loss.append(loss_value)
+                history.step_grad_norm.append(norm_value)
+                history.step_lr.append(lr)
+        last_read = (values[-1][0], values[-1][1])
+        pending.clear()
+
     total = len(loader) if hasattr(loader, "__len__") else None
     batches = tqdm(_batches(loader), desc=f"epoch {epoch}", total=total, leave=False,
                    disable=not progress)
@@ -174,29 +218,26 @@ def train_one_epoch(
         inputs, targets = inputs.to(device), targets.to(device)
         optimizer.zero_grad(set_to_none=True)
         loss = loss_fn(model(inputs), targets)
-        if stop_on_nonfinite:
-            _check_loss(loss, epoch, step)
+        if stop_on_nonfinite and not bool(torch.isfinite(loss.detach()).all()):  # a host read
+            read_pending()
+            _raise_nonfinite(loss, epoch, step)
         loss.backward()
-        grad_norm = nn.utils.clip_grad_norm_(params, clip_at)
+        if clip_at is None:  # measure only: clip_grad_norm_(inf) would still rescale them
+            grads = [p.grad for p in params if p.grad is not None]
+            grad_norm = nn.utils.get_total_norm(grads) if grads else loss.new_zeros(())
+        else:
+            grad_norm = nn.utils.clip_grad_norm_(params, clip_at)
         optimizer.step()
         if scheduler is not None:
             scheduler.step()
-        loss_value, lr = loss.item(), optimizer.param_groups[0]["lr"]
-        if not math.isfinite(loss_value) and not warned:
-            warned = True  # never silent, but training on is what a divergence study needs
-            warnings.warn(f"the training loss is {loss_value} at epoch {epoch}, step {step}; "
-                          "training goes on and the weights are probably no longer finite. "
-                          "Pass stop_on_nonfinite=True to stop here (chapter 05: NaNGuard).",
-                          RuntimeWarning, stacklevel=2)
-        total_loss += loss_value * len(inputs)
-        n_seen += len(inputs)
-        if history is not None:
-            history.step_loss.append(loss_value)
-            history.step_grad_norm.append(grad_norm.item())
-            history.step_lr.append(lr)
+        lr = optimizer.param_groups[0]["lr"]
+        pending.append((step, loss.detach(), grad_norm.detach(), lr, len(inputs)))
+        if on_step is not None or len(pending) == READ_EVERY:
+            read_pending()
         if on_step is not None:
-            on_step(StepInfo(epoch, step, loss_value, grad_norm.item(), lr))
+            on_step(StepInfo(epoch, step, *last_read, lr))
         step += 1
+    read_pending()
     if n_seen == 0:
         raise ValueError("the loader yielded no batches")
     return total_loss / n_seen
