@@ -20,10 +20,11 @@ EXECUTED := .executed
 TIMES := _build/timings.txt
 # MathJax, require.js and the widget manager, served by the site itself (tools/vendor_assets.py)
 ASSETS := _vendor/ASSETS.json
+TEST_ASSETS := _vendor-test/ASSETS.json
 # Every path below is quoted: a checkout may live under "我的 书/pt book".
 
 .PHONY: help install assets sync book test lint unit nbmake appendix build-book html-test \
-	lab student student-check class-check grade grade-class bench stress stress-seeds clean \
+	lab pdf student student-check class-check grade grade-class bench stress stress-seeds clean \
 	test-oldest test-newest colab-check mutate
 
 help:
@@ -31,6 +32,7 @@ help:
 	@echo "make test   run every check: lint, unit tests, notebooks (nbmake), -W build"
 	@echo "make lab    JupyterLab on your own copies of the chapters in workspace/ (BOOK_LANG=zh,"
 	@echo "            EDITION=student); no command overwrites them"
+	@echo "make pdf    the book as PDFs in _build/pdf/ (both languages; after make book)"
 	@echo "make sync   regenerate notebooks/ from book/ (and book/zh/'s code, notebooks/zh/)"
 	@echo "make bench  time each notebook on this machine"
 	@echo "make stress run the chapters with timing claims 5 times, then 2 under load"
@@ -58,7 +60,12 @@ $(ASSETS): tools/vendor_assets.py _config.yml $(STAMP)
 	"$(BIN)/python" -m tools.vendor_assets
 	touch "$(ASSETS)"
 
-assets: $(ASSETS)
+# axe-core, for the browser test only (not served): tools/vendor_assets.py TEST_ASSETS
+$(TEST_ASSETS): tools/vendor_assets.py $(STAMP)
+	"$(BIN)/python" -m tools.vendor_assets
+	touch "$(TEST_ASSETS)"
+
+assets: $(ASSETS) $(TEST_ASSETS)
 
 # A generated file changed by hand is kept and reported; REPLACE=path discards that change.
 sync: $(STAMP)
@@ -73,6 +80,7 @@ book: sync $(ASSETS) appendix
 	"$(BIN)/python" -m tools.claims_appendix
 	"$(BIN)/jupyter-book" build -W --keep-going .
 	"$(BIN)/python" -m tools.zh_edition build
+	"$(BIN)/python" -m tools.pdf --publish
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html (中文: _build/html/zh/)"
 
 lint: $(STAMP)
@@ -83,7 +91,7 @@ unit: $(STAMP)
 	  --ignore=tests/test_built_book_zh.py --ignore=tests/test_stated_run_times.py \
 	  --ignore=tests/test_student_edition_runs.py \
 	  --ignore=tests/test_grade_class.py --ignore=tests/test_site_offline.py \
-	  --ignore=tests/test_lab_browser.py
+	  --ignore=tests/test_lab_browser.py --ignore=tests/test_pdf.py
 
 # Each chapter is executed once, here: nbmake runs a copy of notebooks/ and keeps the outputs,
 # which then go into the jupyter-cache that the book build reads.
@@ -115,10 +123,10 @@ build-book: appendix $(ASSETS)
 
 # The built HTML, then every page in Chromium with the network cut (skipped, saying why, when
 # this machine has no Chromium: .ci/run installs it).
-html-test: $(STAMP)
+html-test: $(STAMP) $(TEST_ASSETS)
 	BOOK_REQUIRE_HTML=1 "$(BIN)/python" -m pytest -q -rs tests/test_built_book.py \
 	  tests/test_built_book_zh.py tests/test_stated_run_times.py tests/test_prose_numbers.py \
-	  tests/test_site_offline.py tests/test_lab_browser.py
+	  tests/test_site_offline.py tests/test_lab_browser.py tests/test_pdf.py
 
 # The student edition of every chapter, executed once each, with every exercise's wrong
 # answers and solution tried in the same kernel (tests/test_student_edition_runs.py).
@@ -150,6 +158,7 @@ test: $(STAMP)
 	timed $(MAKE) --no-print-directory student-check > _build/student-check.log 2>&1 &
 	student=$$!
 	timed $(MAKE) --no-print-directory build-book
+	timed $(MAKE) --no-print-directory pdf PDF_FLAGS=--if-chromium
 	timed $(MAKE) --no-print-directory html-test 2>&1 | tee _build/html-test.log
 	status=0
 	wait $$unit || status=1
@@ -158,7 +167,7 @@ test: $(STAMP)
 	cat _build/unit.log _build/student-check.log
 	test $$status -eq 0 || { echo "make test: unit/class or student-edition tests failed"; exit 1; }
 	@echo "make test: seconds per step (install 0: it was done before); unit then class-check,"
-	@echo "student-check, and build-book then html-test ran side by side (side-by-side-wall)"
+	@echo "student-check, and build-book, pdf, html-test ran side by side (side-by-side-wall)"
 	@sed 's/^make --no-print-directory //' "$(TIMES)" | awk '{printf "  %-18s %5d s\n", $$1, $$NF}'
 	@grep -ho "browser test skipped: .*" _build/html-test.log | head -1 | sed 's/^/make test: /' || true
 	@echo "make test: all checks passed"
@@ -167,6 +176,11 @@ test: $(STAMP)
 # Chinese edition, EDITION=student for the exercise-only copies (tools/lab.py)
 lab: sync
 	"$(BIN)/python" -m tools.lab --lang "$(or $(BOOK_LANG),en)" --edition "$(or $(EDITION),book)"
+
+# The book as PDFs, printed from the built site by Chromium (tools/pdf.py): after make book.
+# EDITION=student leaves the solutions out.
+pdf: $(STAMP)
+	"$(BIN)/python" -m tools.pdf --edition "$(or $(EDITION),book)" $(PDF_FLAGS)
 
 student: $(STAMP)
 	"$(BIN)/python" -m tools.student_edition --out student $(if $(REPLACE),--replace $(REPLACE))

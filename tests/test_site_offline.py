@@ -26,6 +26,10 @@ HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
 CHROMIUM = os.environ.get("BOOK_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 WIDTH = 1280
+PHONE = 390
+AXE = ROOT / "_vendor-test" / "axe-core" / "axe.min.js"  # make assets (tools/vendor_assets.py)
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+BLOCKING = ("serious", "critical")  # impacts that fail the test; the rest are counted
 LOCAL = ("file:", "data:", "blob:", "about:")
 # Chromium's own background traffic is off, so every request it makes comes from the page.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -63,6 +67,9 @@ class Visit:
     widgets: list[tuple[float, float]] = field(default_factory=list)  # rendered sizes
     sideways: int = 0  # pixels the page body scrolls sideways
     wide_code: list[str] = field(default_factory=list)  # code lines wider than their block
+    phone_sideways: int = 0  # the same at a phone's width (PHONE px)
+    # axe-core's WCAG 2.1 A/AA violations: (mode, rule, impact, how many elements, an example)
+    axe: list[tuple[str, str, str, int, str]] = field(default_factory=list)
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +123,35 @@ def inspect(page: Page, visit: Visit) -> Visit:
                       .reduce((a, b) => a.length >= b.length ? a : b))""")
     visit.sideways = page.evaluate(
         "() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    visit.axe = audit(page, "light")
     return visit
+
+
+def audit(page: Page, mode: str) -> list[tuple[str, str, str, int, str]]:
+    """axe-core's WCAG 2.1 A/AA rules on the page as it is now."""
+    assert AXE.is_file(), f"no {AXE}: `make assets` vendors axe-core"
+    if not page.evaluate("() => !!window.axe"):
+        page.add_script_tag(path=str(AXE))
+    result = page.evaluate("""tags => axe.run(document, {runOnly: {type: 'tag', values: tags},
+                                                       resultTypes: ['violations']})""",
+                           AXE_TAGS)
+    return [(mode, v["id"], v["impact"] or "", len(v["nodes"]),
+             (v["nodes"][0]["target"][0] if v["nodes"] and v["nodes"][0]["target"] else ""))
+            for v in result["violations"]]
+
+
+def dark_and_phone(page: Page, visit: Visit) -> None:
+    """The page again in dark mode (the theme's switch), audited; then at a phone's width."""
+    # no transitions: the audit must see the dark colours, not a frame half way there
+    page.add_style_tag(content="*, *::before, *::after { transition: none !important; }")
+    page.evaluate("""() => { document.documentElement.dataset.theme = 'dark';
+                           document.documentElement.dataset.mode = 'dark'; }""")
+    page.wait_for_timeout(300)
+    visit.axe += audit(page, "dark")
+    page.set_viewport_size({"width": PHONE, "height": 844})
+    page.wait_for_timeout(100)
+    visit.phone_sideways = page.evaluate(
+        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
 
 
 def shot_path(name: str) -> Path:
@@ -132,13 +167,29 @@ def visits(browser) -> dict[str, Visit]:
         page, visit = open_page(browser, (HTML / name).as_uri())
         results[name] = inspect(page, visit)
         page.screenshot(path=shot_path(name), full_page=True)
+        dark_and_phone(page, visit)
         page.close()
     rows = [f"| {n} | {v.maths} | {v.rendered} | {len(v.widgets)} | {len(v.outside)} | "
             f"{shot_path(n).relative_to(ROOT)} |" for n, v in results.items()]
     (SHOTS / "pages.md").write_text(
         "| page | maths | rendered by MathJax | widgets | outside requests | screenshot |\n"
         "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    (SHOTS / "axe.md").write_text(axe_table(results), encoding="utf-8")
     return results
+
+
+def axe_table(results: dict[str, Visit]) -> str:
+    """Violations by rule, impact and mode over every page (what the audit found)."""
+    counts: dict[tuple[str, str, str], list[int]] = {}
+    for visit in results.values():
+        for mode, rule, impact, nodes, _ in visit.axe:
+            entry = counts.setdefault((rule, impact, mode), [0, 0])
+            entry[0] += 1
+            entry[1] += nodes
+    lines = [f"axe-core {AXE_TAGS}: {len(results)} pages, light and dark", "",
+             "| rule | impact | mode | pages | elements |", "|---|---|---|---|---|"]
+    lines += [f"| {r} | {i} | {m} | {p} | {n} |" for (r, i, m), (p, n) in sorted(counts.items())]
+    return "\n".join(lines) + "\n"
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -152,7 +203,33 @@ def test_page_needs_nothing_outside_the_site(visits, name):
     assert visit.sideways <= 0, f"{name}: the page scrolls {visit.sideways} px sideways at " \
                                 f"{WIDTH} px"
     assert not visit.wide_code, f"{name}: code lines hidden behind a scroll bar: {visit.wide_code}"
+    assert visit.phone_sideways <= 0, f"{name}: the page scrolls {visit.phone_sideways} px " \
+                                      f"sideways at a phone's {PHONE} px"
     assert shot_path(name).stat().st_size > 0
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_page_has_no_serious_accessibility_violation(visits, name):
+    blocking = [v for v in visits[name].axe if v[2] in BLOCKING]
+    assert not blocking, f"{name}: axe-core (WCAG 2.1 A/AA) found " + "; ".join(
+        f"{mode}: {rule} ({impact}, {nodes} elements, e.g. {example})"
+        for mode, rule, impact, nodes, example in blocking)
+
+
+def test_the_audit_ran_and_its_other_findings_are_counted(visits):
+    print("\n" + axe_table(visits))
+    assert (SHOTS / "axe.md").read_text(encoding="utf-8").startswith("axe-core")
+
+
+def test_the_audit_catches_a_planted_violation(browser):
+    """An image with no text alternative and a slider with no name: axe must see both."""
+    page = browser.new_page()
+    page.set_content("<html lang='en'><head><title>t</title></head><body><main>"
+                     "<img src='data:image/png;base64,iVBORw0KGgo='>"
+                     "<input type='range'></main></body></html>")
+    found = {rule for _, rule, impact, _, _ in audit(page, "light") if impact in BLOCKING}
+    page.close()
+    assert {"image-alt", "label"} <= found, found
 
 
 def test_the_front_page_redirects_into_the_book(browser):

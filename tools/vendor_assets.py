@@ -75,6 +75,17 @@ ASSETS = (
            *(f"dist/*.{ext}" for ext in ("eot", "svg", "ttf", "woff", "woff2")))),
 )
 
+# Used by the tests only, never served by the site: _vendor-test/ (not copied into _static/).
+TEST_VENDOR = ROOT / "_vendor-test"
+TEST_ASSETS = (
+    # the accessibility audit of every page in the browser test (tests/test_site_offline.py)
+    Asset("axe-core", "axe-core", "4.14.1",
+          "sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37"
+          "OgudVGtQ==",
+          "MPL-2.0",
+          ("LICENSE", "axe.min.js")),
+)
+
 
 def check_integrity(data: bytes, integrity: str) -> None:
     """Raise if ``data`` does not have the registry's sha512 ``integrity`` (``sha512-<b64>``)."""
@@ -140,8 +151,9 @@ def notices(assets: tuple[Asset, ...]) -> str:
 
 
 def vendor(into: Path = VENDOR, assets: tuple[Asset, ...] = ASSETS,
-           config: Path = ROOT / "_config.yml") -> None:
-    """Fill ``into`` with ``assets`` (skipped when its stamp already records them)."""
+           config: Path | None = ROOT / "_config.yml") -> None:
+    """Fill ``into`` with ``assets`` (skipped when its stamp already records them); with a
+    ``config``, check that every file it tells the pages to load is there."""
     record = [[a.package, a.version, a.integrity, list(a.keep)] for a in assets]
     stamp = into / STAMP
     if not (stamp.exists() and json.loads(stamp.read_text()) == record):
@@ -156,7 +168,7 @@ def vendor(into: Path = VENDOR, assets: tuple[Asset, ...] = ASSETS,
             print(f"{asset.package} {asset.version}: {count} files -> {into / asset.folder}")
         (into / "THIRD-PARTY.md").write_text(notices(assets), encoding="utf-8")
         stamp.write_text(json.dumps(record))
-    missing = missing_static(config)
+    missing = missing_static(config) if config is not None else []
     if missing:
         sys.exit(f"make assets: _config.yml loads {missing}, which no static folder holds")
 
@@ -165,6 +177,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.parse_args()
     vendor()
+    vendor(TEST_VENDOR, TEST_ASSETS, config=None)
 
 
 if __name__ == "__main__":
