@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -242,6 +243,12 @@ def main(argv: list[str] | None = None) -> int:
           f"  log    {folder / LOG}\n"
           f"  stop   Ctrl-C here\n",
           flush=True)
+    def interrupted(signum, frame):  # `kill` or a closed terminal: stop JupyterLab too
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupted)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, interrupted)
     try:
         while lab.process.poll() is None:
             time.sleep(0.5)
