@@ -134,7 +134,8 @@ def audit(page: Page, mode: str,
     if not page.evaluate("() => !!window.axe"):
         page.add_script_tag(path=str(AXE))
     only = {"type": "rule", "values": rules} if rules else {"type": "tag", "values": AXE_TAGS}
-    result = page.evaluate("""only => axe.run(document, {runOnly: only,
+    # preload: false, or axe fetches every stylesheet again by XHR (which fails on file://)
+    result = page.evaluate("""only => axe.run(document, {runOnly: only, preload: false,
                                                        resultTypes: ['violations']})""", only)
     return [(mode, v["id"], v["impact"] or "", len(v["nodes"]),
              (v["nodes"][0]["target"][0] if v["nodes"] and v["nodes"][0]["target"] else ""))
