@@ -105,6 +105,8 @@ def test_answers_are_graded(graded):
 def test_hostile_notebooks_are_reported_and_the_batch_goes_on(graded):
     _, table, _ = graded
     assert table["hang.ipynb"]["note"].startswith("timed out")
+    assert table["hang.ipynb"]["hit limit"] == "yes" and table["hang.ipynb"]["limit"] == "45"
+    assert table["good.ipynb"]["hit limit"] == "" and float(table["good.ipynb"]["seconds"]) > 0
     assert table["hog.ipynb"]["note"].startswith("memory limit")
     assert "MemoryError" in table["hog.ipynb"]["errors"]
     assert "deleted files in its working directory" in table["deleter.ipynb"]["errors"]
@@ -138,6 +140,8 @@ def test_summary_counts_and_hints(graded):
     assert re.match(r"\| ex99-1 \| \d+ \| 1 \| \d+ \| \d+ \| not yet: the hidden width is 16 \|",
                     row), row
     assert "Isolation:" in summary and "malformed.ipynb`: not a notebook" in summary
+    assert re.search(r"\| `hang.ipynb` \| [\d.]+ \| 45 \| \*\*yes\*\* \|", summary), summary
+    assert "| verified by the grader |" in summary
 
 
 def test_unknown_chapter_and_empty_folder_are_refused(tmp_path):
@@ -160,3 +164,57 @@ def test_check_cells_are_the_chapters(tmp_path):
     checks = grade_class.check_cells(tmp_path / "99_mini.md")
     assert sorted(checks) == ["ex99-1", "ex99-2", "ex99-3"]
     assert "the hidden width is 16" in checks["ex99-1"]
+
+
+def _fake_class(tmp_path, monkeypatch, stop_at=None):
+    """A class of three graded by a stand-in for grade_submission (no kernels): returns the
+    names it graded."""
+    (tmp_path / "book").mkdir(exist_ok=True)
+    (tmp_path / "book" / "99_mini.md").write_text(MINI, encoding="utf-8")
+    subs = tmp_path / "subs"
+    subs.mkdir(exist_ok=True)
+    for name in ("a", "b", "c"):
+        if not (subs / f"{name}.ipynb").exists():
+            nbformat.write(student_with({}), subs / f"{name}.ipynb")
+    graded = []
+
+    def fake(path, chapter_files, chapter, timeout, memory_gb):
+        if path.stem == stop_at:
+            raise KeyboardInterrupt  # the batch is interrupted here
+        graded.append(path.stem)
+        return grade_class.Row(file=str(path), chapter="99", results={"ex99-1": "passed"},
+                               seconds=1.5, limit=120, sha256=__import__("hashlib").sha256(
+                                   path.read_bytes()).hexdigest())
+
+    monkeypatch.setattr(grade_class, "grade_submission", fake)
+    return subs, graded
+
+
+def test_rows_are_kept_as_graded_and_a_rerun_skips_them(tmp_path, monkeypatch):
+    subs, graded = _fake_class(tmp_path, monkeypatch, stop_at="c")
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        grade_class.grade_class(subs, out, chapter="99", book=tmp_path / "book")
+    rows = list(csv.DictReader((out / "grades.csv").open()))
+    assert [r["file"] for r in rows] == ["a.ipynb", "b.ipynb"]  # what it graded survives
+    subs, graded = _fake_class(tmp_path, monkeypatch)
+    grade_class.grade_class(subs, out, chapter="99", book=tmp_path / "book")
+    assert graded == ["c"]  # a and b were graded already
+    nbformat.write(student_with({"ex99-1": "width = 16"}), subs / "a.ipynb")  # changed
+    subs, graded = _fake_class(tmp_path, monkeypatch)
+    grade_class.grade_class(subs, out, chapter="99", book=tmp_path / "book")
+    assert graded == ["a"]
+    subs, graded = _fake_class(tmp_path, monkeypatch)
+    grade_class.grade_class(subs, out, chapter="99", book=tmp_path / "book", regrade=True)
+    assert graded == ["a", "b", "c"]
+    assert len(list(csv.DictReader((out / "grades.csv").open()))) == 3
+
+
+def test_default_time_limit_follows_the_stated_run_time(tmp_path):
+    chapter = tmp_path / "99_x.md"
+    chapter.write_text("# 99\n\n*Runs in about 70 s on a 2-core CPU.*\n", encoding="utf-8")
+    assert grade_class.default_timeout(chapter) == 70 * grade_class.TIME_FACTOR
+    chapter.write_text("# 99\n\n*Runs in about 3 s on a 2-core CPU.*\n", encoding="utf-8")
+    assert grade_class.default_timeout(chapter) == grade_class.TIME_FLOOR_S
+    chapter.write_text("# 99\n", encoding="utf-8")
+    assert grade_class.default_timeout(chapter) == 600

@@ -3,7 +3,10 @@ wrong answers and accepts the solution in it (run by `make test` as its own step
 
 The student edition is executed cell by cell; after each exercise's check (which must say
 "not attempted"), the wrong answers of ``tests/wrong_answers/chNN.py`` and then the chapter's
-solution are run in the same kernel, each followed by the check.
+solution are run in the same kernel, each followed by the check, and each is graded as
+``make grade`` grades it (tools/grade.py ``Session.verdict_of``): a wrong answer must fail with
+its hint, and the solution must pass the grader's own run of the book's check on the answer
+taken across as data (issue 34), except for the exercises in ``SANDBOX_ONLY``.
 """
 
 import importlib.util

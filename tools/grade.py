@@ -1,14 +1,23 @@
-"""Grade a learner's notebook (``make grade NB=path/to/notebook.ipynb``).
+"""Grade a learner's notebook (``make grade NB=path/to/notebook.ipynb [TIMEOUT=s]``).
 
 Runs the notebook top to bottom in a fresh kernel and reports, per exercise: ``passed``,
 ``failed`` (with the check's hint) or ``not attempted`` (the student edition's stub still
-raises ``NotImplementedError``). The verdicts are read from the exercise log that
-``check_exercise`` writes (``BOOK_EXERCISES_LOG``), not scraped from printed text. Errors in
-cells that are neither exercise cells nor tagged ``raises-exception`` are listed too.
-Exit status: 1 if an attempted exercise failed or another cell failed, else 0.
+raises ``NotImplementedError``). Errors in cells that are neither exercise cells nor tagged
+``raises-exception`` are listed too. Exit status: 1 if an attempted exercise failed or another
+cell failed, else 0.
 
-:func:`execute_graded` is also the runner of the student-edition test: its ``after_check``
-hook runs more cells (answers to try) in the same kernel right after an exercise's check.
+Whose verdict counts (issue 34): the notebook's own check (in its kernel) gives the learner's
+hint, and a "failed" there is final; a "passed" there is only a claim, since the submission's
+code could have written it. The grader then runs the *book's* check code itself, in this
+process, where no submission code runs, on the answer taken across as data
+(tools/trusted_check.py), and that run's verdict is the grade. The few exercises whose check
+must watch the answer's code while it runs (``SANDBOX_ONLY``) keep the kernel's verdict and
+are reported as not verified.
+
+:func:`execute_graded` is the one implementation behind ``make grade``, ``make grade-class``
+(each submission runs ``python -m tools.grade --json`` in its sandbox) and the student-edition
+test (its ``after_check`` hook tries more answers right after an exercise's check, and grades
+each the same way, with :func:`verdict_of`).
 """
 
 from __future__ import annotations
@@ -28,7 +37,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from helpers.exercises import EXERCISES_LOG_ENV_VAR
-from tools.chapter_format import CHECK_RE, STUB_RE
+from tools.chapter_format import BOOK, CHECK_RE, STUB_RE, chapters
+from tools.trusted_check import SANDBOX_ONLY, BookCheck, Bridge, book_checks, run_book_check
 
 
 @dataclass
@@ -36,6 +46,7 @@ class Report:
     results: dict[str, str] = field(default_factory=dict)  # label -> passed/failed/...
     details: dict[str, str] = field(default_factory=dict)
     other_errors: list[str] = field(default_factory=list)
+    unverified: list[str] = field(default_factory=list)  # passed in the kernel only
 
     @property
     def ok(self) -> bool:
@@ -61,11 +72,65 @@ class Runner:
         self.client.execute_cell(cell, index, store_history=False)
         lines = self.log.read_text(encoding="utf-8").splitlines() if self.log.exists() else []
         new, self._read = lines[self._read:], len(lines)
-        return [json.loads(line) for line in new if line.strip()]
+        verdicts = []
+        for line in new:  # the kernel can write anything here: it is only a claim
+            try:
+                verdict = json.loads(line)
+            except ValueError:
+                continue
+            if type(verdict) is dict:
+                verdicts.append(verdict)
+        return verdicts
 
     def run_source(self, source: str, index: int) -> tuple[object, list[dict]]:
+        """Execute a cell that is not the notebook's (the notebook's cells stay as they are:
+        nbclient stores an executed cell at its index)."""
         cell = nbformat.v4.new_code_cell(source)
-        return cell, self.run(cell, index)
+        cells = self.client.nb.cells
+        kept = cells[index] if -len(cells) <= index < len(cells) else None
+        try:
+            return cell, self.run(cell, index)
+        finally:
+            if kept is not None:
+                cells[index] = kept
+
+    def run_code(self, source: str, index: int = 0) -> str | None:
+        """Execute grader code in the kernel; the error it raised, if any, as text."""
+        cell, _ = self.run_source(source, index)
+        error = cell_error(cell)
+        return f"{error[0]}: {error[1]}" if error else None
+
+
+@dataclass
+class Session:
+    """What grading one notebook holds: its kernel, the book's checks, the bridge between."""
+
+    runner: Runner
+    checks: dict[str, BookCheck]
+    workdir: Path
+    bridge: Bridge
+
+    def verdict_of(self, label: str, verdicts: list[dict], error) -> tuple[str, str, bool]:
+        """(status, message, verified) of the check of ``label`` that just ran in the kernel.
+
+        ``verdicts`` are what the kernel logged: a "failed" or "not attempted" there is final
+        (a submission gains nothing by claiming it); a "passed" is re-checked by the grader
+        with the book's code, unless the exercise is ``SANDBOX_ONLY`` or not in the book
+        (then verified=False: grade_class always passes the chapter, so the latter is only
+        ``make grade`` on a notebook of no chapter of the book).
+        """
+        verdict = next((v for v in verdicts if type(v) is dict and v.get("label") == label),
+                       None)
+        if verdict is None:
+            return "failed", (f"the check cell raised {error[0]}: {error[1]}" if error else
+                              "the check reported nothing"), True
+        status, message = str(verdict.get("status")), str(verdict.get("message", ""))
+        if status != "passed":
+            return (status if status in ("failed", "not attempted") else "failed"), message, True
+        if label not in self.checks or label in SANDBOX_ONLY:  # nothing to re-run it by
+            return "passed", "", False
+        status, message = run_book_check(self.checks[label], self.bridge, self.workdir)
+        return status, message, True
 
 
 @contextmanager
@@ -83,20 +148,30 @@ def _exercise_log():
                 os.environ[EXERCISES_LOG_ENV_VAR] = old
 
 
-AfterCheck = Callable[[Runner, str, object, int], None]
+AfterCheck = Callable[[Session, str, object, int], None]
 
 
 def execute_graded(notebook, workdir: Path, timeout: int = 600,
-                   after_check: AfterCheck | None = None) -> Report:
-    """Execute ``notebook`` (in place) cell by cell and grade its exercises."""
+                   after_check: AfterCheck | None = None,
+                   checks: dict[str, BookCheck] | None = None) -> Report:
+    """Execute ``notebook`` (in place) cell by cell and grade its exercises against
+    ``checks`` (the book's; by default those of the chapter the notebook's check cells name).
+    """
     report = Report()
-    with _exercise_log() as log:
+    if checks is None:
+        checks = checks_for(notebook)
+    for check in checks.values():  # imported before any submission code runs
+        check.preload()
+    with _exercise_log() as log, tempfile.TemporaryDirectory(prefix="bridge-") as channel:
         client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                                 allow_errors=True, record_timing=False,
                                 resources={"metadata": {"path": str(workdir)}})
         try:
             with client.setup_kernel():
-                _grade_cells(notebook, Runner(client, log), report, after_check)
+                runner = Runner(client, log)
+                session = Session(runner, checks, workdir,
+                                  Bridge(runner.run_code, Path(channel)))
+                _grade_cells(notebook, session, report, after_check)
         except DeadKernelError:
             report.other_errors.append("the kernel died (out of memory, or a cell killed it)")
         except CellTimeoutError:
@@ -104,9 +179,18 @@ def execute_graded(notebook, workdir: Path, timeout: int = 600,
     return report
 
 
-def _grade_cells(notebook, runner: Runner, report: Report,
+def checks_for(notebook, book: Path = BOOK) -> dict[str, BookCheck]:
+    """The book's checks of the chapter that the notebook's check cells name (none if they
+    name no chapter, or several)."""
+    numbers = {m["label"][2:4] for cell in notebook.cells if cell.cell_type == "code"
+               for m in CHECK_RE.finditer(cell.source)}
+    found = [c for c in chapters(book) if len(numbers) == 1 and c.name[:2] in numbers]
+    return book_checks(found[0]) if found else {}
+
+
+def _grade_cells(notebook, session: Session, report: Report,
                  after_check: AfterCheck | None) -> None:
-    stub_label = None
+    runner, stub_label = session.runner, None
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code":
             continue
@@ -124,33 +208,32 @@ def _grade_cells(notebook, runner: Runner, report: Report,
             label = check["label"]
             decided = stub_label == label and label in report.results  # by the stub
             if not decided:
-                verdict = next((v for v in verdicts if v["label"] == label), None)
-                if verdict is None:
-                    report.results[label] = "failed"
-                    report.details[label] = (f"the check cell raised {error[0]}: "
-                                             f"{error[1]}" if error else
-                                             "the check reported nothing")
-                else:
-                    report.results[label] = verdict["status"]
-                    if verdict["status"] == "failed":
-                        report.details[label] = verdict["message"]
+                status, message, verified = session.verdict_of(label, verdicts, error)
+                report.results[label] = status
+                if status == "failed":
+                    report.details[label] = message
+                if not verified:
+                    report.unverified.append(label)
             if after_check is not None:
-                after_check(runner, label, cell, index)
+                after_check(session, label, cell, index)
         elif error and "raises-exception" not in cell.metadata.get("tags", []):
             report.other_errors.append(f"cell {index}: {error[0]}: {error[1]}")
 
 
-def grade(path: Path, timeout: int = 600) -> Report:
-    """Run the notebook at ``path`` in a fresh kernel (in its folder) and grade it."""
+def grade(path: Path, timeout: int = 600, chapter: Path | None = None) -> Report:
+    """Run the notebook at ``path`` in a fresh kernel (in its folder) and grade it against
+    ``chapter``'s checks (by default, the chapter its check cells name)."""
     notebook = nbformat.read(path, as_version=4)
-    return execute_graded(notebook, path.parent, timeout)
+    checks = book_checks(chapter) if chapter is not None else None
+    return execute_graded(notebook, path.parent.resolve(), timeout, checks=checks)
 
 
 def print_report(report: Report) -> None:
     print(f"{'exercise':<10} result")
     for label, result in sorted(report.results.items()):
         detail = f"  ({report.details[label]})" if label in report.details else ""
-        print(f"{label:<10} {result}{detail}")
+        unverified = "  [checked in the notebook only]" if label in report.unverified else ""
+        print(f"{label:<10} {result}{detail}{unverified}")
     counts = {k: list(report.results.values()).count(k)
               for k in ("passed", "failed", "not attempted")}
     print(f"total: {counts['passed']} passed, {counts['failed']} failed, "
@@ -164,12 +247,22 @@ def main() -> int:
     parser.add_argument("notebook", type=Path)
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--chapter-file", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--token-from-stdin", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    # grade_class sends a secret on stdin, read before the kernel exists (its stdin is its
+    # own pipe), and takes only the report that carries it: a JSON line the submission
+    # writes to the inherited stdout, before killing this process, is not a report
+    token = sys.stdin.readline().strip() if args.token_from_stdin else None
     if not args.notebook.is_file():
         parser.error(f"no notebook at {args.notebook}")
-    report = grade(args.notebook, args.timeout)
+    # this process runs the book's checks: nothing may be imported from the folder the
+    # submission can write to (``python -m`` put the working directory on the path)
+    here = {"", str(Path.cwd()), str(Path.cwd().resolve())}
+    sys.path[:] = [p for p in sys.path if p not in here]
+    report = grade(args.notebook, args.timeout, args.chapter_file)
     if args.json:
-        print(json.dumps(asdict(report)))
+        print(json.dumps({**asdict(report), "token": token}), flush=True)
         return 0 if report.ok else 1
     print_report(report)
     return 0 if report.ok else 1

@@ -1,6 +1,6 @@
 """Grade a whole class: every ``.ipynb`` under a folder, one table (``make grade-class``).
 
-    make grade-class DIR=submissions/ [CHAPTER=NN]
+    make grade-class DIR=submissions/ [CHAPTER=NN] [TIMEOUT=s] [REGRADE=1]
 
 Each submission is graded by ``python -m tools.grade --json`` in a process of its own, with
 a fresh kernel, a time limit for the whole notebook, a memory limit (``RLIMIT_AS``, Linux),
@@ -10,17 +10,29 @@ re-executed. A notebook that hangs (``--timeout``: seconds for the whole noteboo
 memory, kills its kernel, deletes the files of its working directory, is not JSON, belongs to
 another chapter, or changed a check cell gets a row that says so, and the batch goes on.
 
-Writes ``grades.csv`` (one row per submission) and ``grades-summary.md`` (per exercise: how
-many passed, the most common failing hint) into ``--out``, and prints the summary.
+Each submission's grades come from its grader (``tools/grade.py``): the book's checks, run
+in the grader's process on the answers taken across as data, not what the notebook logged;
+the report is taken only if it carries the secret this batch sent the grader on stdin.
+
+The time limit of a notebook is, by default, several times the run time its chapter states
+(``TIME_FACTOR``, at least ``TIME_FLOOR_S``); ``--timeout`` (``TIMEOUT=`` from make) sets it.
+``grades.csv`` (one row per submission) is rewritten atomically after every submission, with
+``grades-rows.json`` (what a rerun needs), so an interrupted batch keeps what it graded; a
+rerun skips the submissions already graded (same file, same bytes) unless ``--regrade``.
+``grades-summary.md`` (per exercise: how many passed, the most common failing hint; per
+submission: how long it took against its limit) is written at the end and printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
+import io
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -28,16 +40,20 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
 from nbformat.reader import NotJSONError
 from tqdm import tqdm
 
-from tools.chapter_format import BOOK, CHECK_RE, ROOT, chapters, ipynb_from_myst, student_text
+from helpers.atomic import write_atomically
+from tools.chapter_format import BOOK, CHECK_RE, ROOT, chapters
+from tools.trusted_check import SANDBOX_ONLY, book_check_cells
 
 STARTUP_S = 30  # starting the grader and its kernel, on top of a notebook's time limit
+TIME_FACTOR, TIME_FLOOR_S = 5, 120  # default limit: 5x the chapter's stated run time, >= 120 s
+STATED_RE = re.compile(r"^\*Runs in about (\d+) s\b", re.MULTILINE)
 CANARY = "do-not-delete.txt"  # put beside each submission: gone means the notebook deleted it
 
 
@@ -50,13 +66,20 @@ class Row:
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
     note: str = ""  # why the notebook could not be graded normally
+    limit: int = 0  # the notebook's time limit, s
+    hit_limit: bool = False
+    unverified: list[str] = field(default_factory=list)  # passed in the kernel only
+    sha256: str = ""  # of the submission's bytes: a rerun skips it while they are the same
 
 
-def check_cells(chapter: Path) -> dict[str, str]:
-    """The check cell of each exercise, as the student edition of ``chapter`` has it."""
-    notebook = nbformat.reads(ipynb_from_myst(student_text(chapter.read_text("utf-8"))), 4)
-    return {m["label"]: cell.source for cell in notebook.cells if cell.cell_type == "code"
-            for m in [CHECK_RE.search(cell.source)] if m}
+check_cells = book_check_cells  # the check cell of each exercise, as the book has it
+
+
+def default_timeout(chapter: Path) -> int:
+    """Seconds a notebook of ``chapter`` may run: TIME_FACTOR x its stated run time, at least
+    TIME_FLOOR_S (600 s for a chapter that states none)."""
+    stated = STATED_RE.search(chapter.read_text(encoding="utf-8"))
+    return max(TIME_FLOOR_S, TIME_FACTOR * int(stated[1])) if stated else 600
 
 
 def _normal(source: str) -> str:
@@ -88,9 +111,11 @@ def _limits(memory_bytes: int):
 
 
 def grade_submission(path: Path, chapter_files: dict[str, Path], chapter: str | None,
-                     timeout: int, memory_gb: float) -> Row:
-    """Grade one submission in its own sandboxed process; never raises for a bad notebook."""
-    row = Row(file=str(path))
+                     timeout: int | None, memory_gb: float) -> Row:
+    """Grade one submission in its own sandboxed process; never raises for a bad notebook.
+
+    ``timeout`` None: the chapter's default (:func:`default_timeout`)."""
+    row = Row(file=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest())
     try:
         notebook = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
     except (json.JSONDecodeError, UnicodeDecodeError, NotJSONError) as err:
@@ -112,6 +137,8 @@ def grade_submission(path: Path, chapter_files: dict[str, Path], chapter: str | 
         row.note = f"a notebook of chapter {found}, not of chapter {chapter}"
         return row
     expected = check_cells(chapter_files[row.chapter])
+    timeout = timeout or default_timeout(chapter_files[row.chapter])
+    row.limit = timeout
     present = {m["label"]: cell.source for cell in notebook.cells if cell.cell_type == "code"
                for m in [CHECK_RE.search(cell.source)] if m}
     for cell in notebook.cells:  # outputs from elsewhere are never trusted
@@ -129,36 +156,47 @@ def grade_submission(path: Path, chapter_files: dict[str, Path], chapter: str | 
         (work / CANARY).write_text("the grader checks that this file survives\n")
         env = {**os.environ, "HOME": str(scratch), "TMPDIR": str(scratch),
                "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-        command = [sys.executable, "-m", "tools.grade", "--json", "--timeout", str(timeout),
-                   str(copy)]
+        token = secrets.token_hex(16)
+        command = [sys.executable, "-m", "tools.grade", "--json", "--token-from-stdin",
+                   "--timeout", str(timeout),
+                   "--chapter-file", str(chapter_files[row.chapter].resolve()), str(copy)]
         prefix = network_isolation() or []
         start = time.perf_counter()
         process = subprocess.Popen(prefix + command, cwd=work, env=env, text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE,
                                    start_new_session=True,
                                    preexec_fn=_limits(int(memory_gb * 2**30)))
         try:
-            out, err = process.communicate(timeout=timeout + STARTUP_S)
+            out, err = process.communicate(input=token + "\n", timeout=timeout + STARTUP_S)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
             out, err = "", ""
             row.note = f"timed out: still running after {timeout} s"
+            row.hit_limit = True
         row.seconds = round(time.perf_counter() - start, 1)
         deleted = not (work / CANARY).exists() or not copy.exists()
     report = None
     for line in reversed(out.splitlines()):
         if line.startswith("{"):
-            report = json.loads(line)
-            break
+            try:
+                candidate = json.loads(line)
+            except ValueError:
+                continue
+            if type(candidate) is dict and candidate.get("token") == token:
+                report = candidate
+                break
     if report is None and not row.note:
         last = (err.strip().splitlines() or ["no output"])[-1][:160]
         row.note = f"the grader stopped: {last}"
     if report is not None:
         row.results, row.details = report["results"], report["details"]
         row.errors = report["other_errors"]
+        row.unverified = [label for label in report.get("unverified", []) if label in expected]
         if any("ran longer than" in e for e in row.errors):
             row.note = f"timed out: a cell ran longer than {timeout} s"
+            row.hit_limit = True
         elif any("MemoryError" in e or "kernel died" in e for e in row.errors):
             row.note = "memory limit or a dead kernel: " + "; ".join(row.errors)[:160]
     if deleted:
@@ -176,20 +214,51 @@ def grade_submission(path: Path, chapter_files: dict[str, Path], chapter: str | 
     return row
 
 
+def _label_key(label: str) -> list[int]:
+    return [int(x) for x in re.findall(r"\d+", label)]
+
+
+def labels_of(rows: list[Row], chapter_files: dict[str, Path]) -> list[str]:
+    numbers = {row.chapter for row in rows if row.chapter in chapter_files}
+    return sorted({label for n in numbers for label in check_cells(chapter_files[n])},
+                  key=_label_key)
+
+
+def write_table(rows: list[Row], labels: list[str], out: Path) -> None:
+    """grades.csv, and grades-rows.json (the rows as a rerun reads them), each replaced
+    atomically: a reader, or a batch killed now, sees the old file or the new, never half."""
+    out.mkdir(parents=True, exist_ok=True)
+    text = io.StringIO()
+    writer = csv.writer(text)
+    writer.writerow(["file", "chapter", *labels, "passed", "of", "errors", "seconds", "limit",
+                     "hit limit", "note"])
+    for row in rows:
+        results = [row.results.get(label, "") for label in labels]
+        writer.writerow([row.file, row.chapter, *results, results.count("passed"),
+                         len(labels), " | ".join(row.errors), row.seconds, row.limit,
+                         "yes" if row.hit_limit else "", row.note])
+    data = text.getvalue().encode("utf-8")
+    write_atomically(out / "grades.csv", lambda handle: handle.write(data))
+    state = json.dumps([asdict(row) for row in rows], indent=1).encode("utf-8")
+    write_atomically(out / "grades-rows.json", lambda handle: handle.write(state))
+
+
+def read_graded(out: Path) -> dict[str, Row]:
+    """The rows a previous run wrote (grades-rows.json), by file; none if it is unreadable."""
+    try:
+        rows = json.loads((out / "grades-rows.json").read_text(encoding="utf-8"))
+        return {r["file"]: Row(**r) for r in rows}
+    except (OSError, ValueError, TypeError, KeyError):
+        return {}
+
+
 def write_outputs(rows: list[Row], labels: list[str], out: Path, isolation: str) -> str:
     """Write grades.csv and grades-summary.md; return the summary text."""
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / "grades.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["file", "chapter", *labels, "passed", "of", "errors", "seconds",
-                         "note"])
-        for row in rows:
-            results = [row.results.get(label, "") for label in labels]
-            writer.writerow([row.file, row.chapter, *results, results.count("passed"),
-                             len(labels), " | ".join(row.errors), row.seconds, row.note])
+    write_table(rows, labels, out)
     lines = [f"# Grades: {len(rows)} submissions", "", f"Isolation: {isolation}.", "",
-             "| exercise | passed | failed | not attempted | other | most common failing hint |",
-             "|---|---|---|---|---|---|"]
+             "| exercise | passed | failed | not attempted | other | most common failing hint "
+             "| verified by the grader |",
+             "|---|---|---|---|---|---|---|"]
     for label in labels:
         statuses = Counter(row.results.get(label, "not graded") for row in rows)
         hints = Counter(row.details[label] for row in rows
@@ -197,8 +266,12 @@ def write_outputs(rows: list[Row], labels: list[str], out: Path, isolation: str)
         hint = hints.most_common(1)[0][0].replace("|", "\\|")[:90] if hints else ""
         other = sum(n for status, n in statuses.items()
                     if status not in ("passed", "failed", "not attempted"))
+        verified = (f"no: {SANDBOX_ONLY[label]}" if label in SANDBOX_ONLY else "yes")
         lines.append(f"| {label} | {statuses['passed']} | {statuses['failed']} | "
-                     f"{statuses['not attempted']} | {other} | {hint} |")
+                     f"{statuses['not attempted']} | {other} | {hint} | {verified} |")
+    lines += ["", "| submission | seconds | limit (s) | hit the limit |", "|---|---|---|---|"]
+    lines += [f"| `{row.file}` | {row.seconds} | {row.limit or ''} | "
+              f"{'**yes**' if row.hit_limit else ''} |" for row in rows]
     ungraded = [row for row in rows if row.note]
     if ungraded:
         lines += ["", "Not graded normally:", ""]
@@ -208,25 +281,33 @@ def write_outputs(rows: list[Row], labels: list[str], out: Path, isolation: str)
     return text
 
 
-def grade_class(folder: Path, out: Path, chapter: str | None = None, timeout: int = 600,
-                memory_gb: float = 8.0, book: Path = BOOK) -> list[Row]:
+def grade_class(folder: Path, out: Path, chapter: str | None = None, timeout: int | None = None,
+                memory_gb: float = 8.0, book: Path = BOOK, regrade: bool = False) -> list[Row]:
+    """Grade every notebook under ``folder``; ``timeout`` None: each chapter's default."""
     chapter_files = {c.name[:2]: c for c in chapters(book)}
     if chapter is not None and chapter not in chapter_files:
         raise ValueError(f"no chapter {chapter!r} in {book} (have {sorted(chapter_files)})")
     paths = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
     if not paths:
         raise ValueError(f"no .ipynb files under {folder}")
-    rows = [grade_submission(path, chapter_files, chapter, timeout, memory_gb)
-            for path in tqdm(paths, desc="grading", unit="notebook")]
-    for row in rows:
-        row.file = str(Path(row.file).relative_to(folder))
-    numbers = {row.chapter for row in rows if row.chapter in chapter_files}
-    labels = sorted({label for n in numbers for label in check_cells(chapter_files[n])},
-                    key=lambda s: [int(x) for x in re.findall(r"\d+", s)])
+    done = {} if regrade else read_graded(out)
+    rows: list[Row] = []
+    for path in tqdm(paths, desc="grading", unit="notebook"):
+        name = str(path.relative_to(folder))
+        previous = done.get(name)
+        if previous is not None and previous.sha256 == hashlib.sha256(
+                path.read_bytes()).hexdigest() and (chapter is None or
+                                                    previous.chapter in ("", chapter)):
+            rows.append(previous)  # graded by an earlier run: same bytes
+        else:
+            row = grade_submission(path, chapter_files, chapter, timeout, memory_gb)
+            row.file = name
+            rows.append(row)
+        write_table(rows, labels_of(rows, chapter_files), out)  # as graded, atomically
     isolation = ("own process, kernel, working directory and HOME; time and memory limits; "
                  + ("no network (network namespace)" if network_isolation() else
                     "network NOT isolated (needs root and `unshare` on Linux)"))
-    print(write_outputs(rows, labels, out, isolation))
+    print(write_outputs(rows, labels_of(rows, chapter_files), out, isolation))
     return rows
 
 
@@ -236,8 +317,11 @@ def main() -> int:
     parser.add_argument("folder", type=Path)
     parser.add_argument("--chapter", help="grade every notebook as this chapter (NN)")
     parser.add_argument("--out", type=Path, default=Path("."), help="where grades.csv goes")
-    parser.add_argument("--timeout", type=int, default=600,
-                        help="seconds a whole notebook may run (so also each cell)")
+    parser.add_argument("--timeout", type=int, default=None,
+                        help="seconds a whole notebook may run (so also each cell); default: "
+                        f"{TIME_FACTOR}x its chapter's stated run time, at least {TIME_FLOOR_S}")
+    parser.add_argument("--regrade", action="store_true",
+                        help="grade again the submissions an earlier run already graded")
     parser.add_argument("--memory-gb", type=float, default=8.0,
                         help="address-space limit per submission (torch alone maps ~5 GB)")
     parser.add_argument("--book", type=Path, default=BOOK, help=argparse.SUPPRESS)
@@ -246,7 +330,7 @@ def main() -> int:
         parser.error(f"no folder {args.folder}")
     try:
         grade_class(args.folder, args.out, args.chapter, args.timeout, args.memory_gb,
-                    args.book)
+                    args.book, args.regrade)
     except ValueError as err:
         parser.error(str(err))
     print(f"wrote {args.out / 'grades.csv'} and {args.out / 'grades-summary.md'}")

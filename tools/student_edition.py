@@ -9,7 +9,9 @@ text becomes plain markdown, and the check cells stay. Outputs are empty.
 :func:`run_student_edition` executes a chapter's student edition once and, right after each
 exercise's check, tries answers in the same kernel (wrong ones, then the chapter's own
 solution), each followed by the check: this is how the tests prove that every check rejects
-wrong answers and accepts the solution with only what a learner's notebook defines.
+wrong answers and accepts the solution with only what a learner's notebook defines. Each try
+is graded as ``make grade`` and ``make grade-class`` grade it (``Session.verdict_of`` in
+tools/grade.py: the kernel's verdict, then the grader's own run of the book's check).
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from tools.chapter_format import (
     student_text,
 )
 from tools.generated import Generated
-from tools.grade import Report, Runner, cell_error, execute_graded
+from tools.grade import Report, Session, cell_error, execute_graded
+from tools.trusted_check import book_checks
 
 
 def write_student_edition(out_dir: Path, book_dir: Path | None = None,
@@ -109,7 +112,8 @@ def run_student_edition(chapter: Path, wrong_answers: dict[str, list[str]],
     notebook = nbformat.reads(ipynb_from_myst(student_text(text)), as_version=4)
     attempts: list[Attempt] = []
 
-    def try_answers(runner: Runner, label: str, check_cell, index: int) -> None:
+    def try_answers(session: Session, label: str, check_cell, index: int) -> None:
+        runner = session.runner
         runner.run_source(_SAVE, index)
         tries = [(f"wrong {i}", [code]) for i, code in enumerate(wrong_answers.get(label, []), 1)]
         for kind, cells in [*tries, ("solution", solutions.get(label, []))]:
@@ -118,17 +122,19 @@ def run_student_edition(chapter: Path, wrong_answers: dict[str, list[str]],
                 cell, _ = runner.run_source(source, index)
                 if (error := cell_error(cell)) is not None:
                     errors.append(f"{error[0]}: {error[1]}")
-            _, verdicts = runner.run_source(check_cell.source, index)
-            verdict = next((v for v in verdicts if v["label"] == label), None)
-            attempts.append(Attempt(label, kind, verdict["status"] if verdict else "no verdict",
-                                    verdict["message"] if verdict else "",
-                                    "; ".join(errors)))
+            checked, verdicts = runner.run_source(check_cell.source, index)
+            if not any(v.get("label") == label for v in verdicts):
+                attempts.append(Attempt(label, kind, "no verdict", "", "; ".join(errors)))
+            else:  # graded as make grade grades it: the kernel's claim, then the book's check
+                status, message, _ = session.verdict_of(label, verdicts, cell_error(checked))
+                attempts.append(Attempt(label, kind, status, message, "; ".join(errors)))
             restore, _ = runner.run_source(_RESTORE, index)  # each try starts afresh
             if (error := cell_error(restore)) is not None:
                 raise RuntimeError(f"{label}: restoring the notebook's state failed: {error}")
 
     start = time.perf_counter()
-    report = execute_graded(notebook, workdir, timeout, after_check=try_answers)
+    report = execute_graded(notebook, workdir, timeout, after_check=try_answers,
+                            checks=book_checks(chapter))
     return StudentRun(report, attempts, time.perf_counter() - start)
 
 
