@@ -42,7 +42,7 @@ def digits() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
 def chapter(name: str, **names):
     """A function of chapter 05 with the chapter's globals it needs, on the CPU (the digits
     only for the functions that train or evaluate on them)."""
-    if name in ("batch_noise_run", "first_grad_norm", "scale_run"):
+    if name in ("batch_noise_run", "first_grad_norm", "scale_run", "first_loss"):
         x_train, y_train, x_val, y_val = digits()
         names = {"x_train": x_train, "y_train": y_train, "x_val": x_val, "y_val": y_val,
                  **names}
@@ -367,15 +367,174 @@ def pooled_sums(half: torch.dtype = torch.float16) -> dict:
     return pooled
 
 
+def mechanism_sums(accumulate: torch.dtype = torch.float32) -> dict:
+    """The chapter's there-and-back sequence (a total that climbs to 120,000 and returns to 0),
+    summed with a running total in `accumulate`, and by hand in float16."""
+    there_and_back = torch.cat([torch.full((30_000, 4), 4.0), torch.full((30_000, 4), -4.0)]).half()
+    total = torch.zeros(4, dtype=accumulate)
+    for chunk in there_and_back.split(1000):
+        total = (total + chunk.to(accumulate).sum(0)).to(accumulate)
+    by_hand = torch.zeros(4, dtype=torch.float16)
+    for chunk in there_and_back.split(1000):
+        by_hand = by_hand + chunk.sum(0)
+    return {"torch.sum over the sequence": total.half(), "running total kept in float16": by_hand}
+
+
+def long_fixes() -> dict:
+    long_half = (torch.rand(30_000, 4, generator=torch.Generator().manual_seed(0)) * 6).half()
+    return {"sum(0, dtype=torch.float32)": long_half.sum(0, dtype=torch.float32),
+            "truncate to 512 tokens": long_half[:512].sum(0),
+            "mean (not sum) pooling": long_half.mean(0)}, long_half
+
+
 def test_c22_float16_with_float32_range_or_a_fix_that_does_not_fix():
     verdict = chapter("verdict_c22")
-    long_half = (torch.rand(30_000, 4, generator=torch.Generator().manual_seed(0)) * 6).half()
-    fixed = {"float32": long_half.float().sum(0), "truncate": long_half[:512].sum(0)}
-    verdict(pooled_sums(), 512, 30_000, fixed)
+    fixed, long_half = long_fixes()
+    verdict(pooled_sums(), 512, 30_000, mechanism_sums(), fixed)
     with pytest.raises(AssertionError):  # a float16 with float32's range never overflows
-        verdict(pooled_sums(half=torch.float32), 512, 30_000, fixed)
+        verdict(pooled_sums(half=torch.float32), 512, 30_000, mechanism_sums(), fixed)
     with pytest.raises(AssertionError):  # "truncating" to the full length
-        verdict(pooled_sums(), 512, 30_000, {**fixed, "truncate": long_half.sum(0)})
+        verdict(pooled_sums(), 512, 30_000, mechanism_sums(),
+                {**fixed, "truncate to 512 tokens": long_half.sum(0)})
+    with pytest.raises(AssertionError):  # the dtype= fix with its result cast back to float16
+        verdict(pooled_sums(), 512, 30_000, mechanism_sums(),
+                {**fixed, "sum(0, dtype=torch.float32)":
+                    long_half.sum(0, dtype=torch.float32).half()})
+
+
+def test_c22_a_running_total_kept_in_float16():
+    verdict = chapter("verdict_c22")
+    fixed, _ = long_fixes()
+    with pytest.raises(AssertionError):  # a sum that accumulated in float16 would stick at inf
+        verdict(pooled_sums(), 512, 30_000, mechanism_sums(accumulate=torch.float16), fixed)
+
+
+# C48, C49, C83: the lowered learning rate, sigmoid before cross-entropy, the first loss -----
+
+def test_c48_lower_lr_that_does_not_train():
+    verdict = chapter("verdict_c48")
+    stuck = [2.44] * 50
+    trained = list(np.linspace(2.3, 0.1, 40)) + [0.1] * 10
+    verdict(stuck, trained, CHANCE)
+    with pytest.raises(AssertionError):  # the lowered run stays at chance too
+        verdict(stuck, stuck, CHANCE)
+    with pytest.raises(AssertionError):  # the lowered run still diverges
+        verdict(stuck, [*trained[:-1], math.nan], CHANCE)
+    with pytest.raises(AssertionError):  # the "too high" run was not stuck
+        verdict(trained, trained, CHANCE)
+
+
+def test_c49_sigmoid_removed():
+    verdict = chapter("verdict_c49")
+    floor = math.log(1 + 9 / math.e)
+    verdict((0.3, 0.88), (0.076, 0.63, 2.25), 10)
+    with pytest.raises(AssertionError):  # no sigmoid: the same gradient and accuracy
+        verdict((0.3, 0.88), (0.3, 0.88, 0.79), 10)
+    with pytest.raises(AssertionError):  # a loss below the floor cannot come from sigmoids
+        verdict((0.3, 0.88), (0.076, 0.63, floor - 0.1), 10)
+    perfect = torch.sigmoid(torch.tensor([[50.0] + [-50.0] * 9]))  # the best sigmoid scores
+    assert abs(F.cross_entropy(perfect, torch.tensor([0])).item() - floor) < 1e-6
+
+
+def test_c83_wrong_shape_or_an_overconfident_start():
+    verdict, first_loss = chapter("verdict_c83"), chapter("first_loss")
+    n = len(digits()[0])
+    shape, loss = first_loss()
+    verdict(shape, loss, n, 10)
+    with pytest.raises(AssertionError):  # an overconfident last layer
+        verdict(*first_loss(last_layer_scale=50.0), n, 10)
+    with pytest.raises(AssertionError):  # one output too few
+        verdict((n, 9), loss, n, 10)
+
+
+# C80: checks before and after the update ---------------------------------------------------
+
+def bad_regression_data():
+    from torch.utils.data import TensorDataset
+    x_train, y_train, _, _ = digits()
+    bad_x = x_train[:256].clone()
+    bad_x[37, 10] = float("nan")
+    return TensorDataset(bad_x, y_train[:256].float()[:, None])
+
+
+def test_c80_checks_that_do_not_stop_or_do_not_protect():
+    from torch.utils.data import DataLoader
+
+    from helpers import NaNGuard, fit
+    verdict = chapter("verdict_c80")
+    fresh, finite = chapter("fresh_regressor"), chapter("weights_finite")
+    names = {"fresh_regressor": fresh, "weights_finite": finite,
+             "bad_data": bad_regression_data(), "DataLoader": DataLoader}
+    one_pass = chapter_function(CHAPTER, "one_pass", **names)
+    guarded_fit = chapter_function(CHAPTER, "guarded_fit", fit=fit, NaNGuard=NaNGuard,
+                                   warnings=warnings, **names)
+    runs = {"clip_grad_norm_ only": one_pass(chapter("clip_only")),
+            "NaNGuard (after the step)": guarded_fit(),
+            "clip_grad_norm_(error_if_nonfinite=True)": one_pass(chapter("clip_or_raise")),
+            "skip the step if the norm is not finite": one_pass(chapter("skip_nonfinite")),
+            "fit(stop_on_nonfinite=True)": guarded_fit(stop_on_nonfinite=True)}
+    verdict(runs, 8)
+    with pytest.raises(AssertionError):  # a clipping that zeroed the NaN gradient
+        verdict({**runs, "clip_grad_norm_ only": ("finished", True, 8)}, 8)
+    with pytest.raises(AssertionError):  # a guard that ran before the step
+        verdict({**runs, "NaNGuard (after the step)": ("FloatingPointError", True, 1)}, 8)
+    with pytest.raises(AssertionError):  # error_if_nonfinite left at False
+        verdict({**runs, "clip_grad_norm_(error_if_nonfinite=True)":
+                 one_pass(chapter("clip_only"))}, 8)
+    with pytest.raises(AssertionError):  # a "skip" that steps anyway
+        verdict({**runs, "skip the step if the norm is not finite":
+                 one_pass(lambda params: True)}, 8)
+
+
+# C81: an out-of-range label ----------------------------------------------------------------
+
+def test_c81_silent_or_wrong_errors():
+    verdict = chapter("verdict_c81")
+    with pytest.raises(IndexError) as caught:
+        F.cross_entropy(torch.randn(4, 10), torch.tensor([3, 7, 10, 1]))
+    verdict(str(caught.value), None)
+    verdict(str(caught.value), "RuntimeError: CUDA error: device-side assert triggered")
+    with pytest.raises(AssertionError):  # no error on the CPU
+        verdict(None, None)
+    with pytest.raises(AssertionError):  # an error that does not name the label
+        verdict("index out of bounds", None)
+    with pytest.raises(AssertionError):  # the GPU child failed for another reason
+        verdict(str(caught.value), "RuntimeError: CUDA error: out of memory")
+
+
+# C82: the profiler and a slow Dataset ------------------------------------------------------
+
+SLOW = {"step": 0.44, "steps": 10, "data": 0.39, "compute": 0.05}
+FIXED = {"step": 0.114, "steps": 10, "data": 0.039, "compute": 0.07}
+
+
+def test_c82_profile_without_the_bottleneck_or_without_the_fix():
+    verdict = chapter("verdict_c82")
+    verdict(SLOW, FIXED, 10, 32, 1e-3)
+    with pytest.raises(AssertionError):  # workers that do not help
+        verdict(SLOW, SLOW, 10, 32, 1e-3)
+    with pytest.raises(AssertionError):  # a range that misses part of the planted sleep
+        verdict({**SLOW, "data": 0.2, "step": 0.25}, FIXED, 10, 32, 1e-3)
+    with pytest.raises(AssertionError):  # a profile of fewer steps than asked for
+        verdict({**SLOW, "steps": 9}, FIXED, 10, 32, 1e-3)
+
+
+def test_c82_a_real_profile_without_the_planted_delay():
+    from torch.profiler import ProfilerActivity, profile, record_function, schedule
+    from torch.utils.data import DataLoader
+
+    from helpers import SlowDataset, digits_split, worker_context
+    verdict = chapter("verdict_c82")
+    profile_steps = chapter_function(
+        CHAPTER, "profile_steps", profile=profile, ProfilerActivity=ProfilerActivity,
+        record_function=record_function, schedule=schedule, SlowDataset=SlowDataset,
+        worker_context=worker_context, DataLoader=DataLoader,
+        train_set=digits_split(seed=0)[0], DELAY=0.0, BATCH=32, ACTIVE=10)
+    time_split = chapter_function(CHAPTER, "time_split", LOADER_RANGE="enumerate(DataLoader)#")
+    no_delay = time_split(profile_steps(num_workers=0, wait=1))
+    assert no_delay["steps"] == 10 and no_delay["data"] > 0, no_delay
+    with pytest.raises(AssertionError):  # no delay planted: loading is not the main cost
+        verdict(no_delay, FIXED, 10, 32, 1e-3)
 
 
 # C40: class imbalance --------------------------------------------------------------------
@@ -446,3 +605,16 @@ def test_c43_scale_removed():
         verdict(short_runs(normal_init=False))
     with pytest.raises(AssertionError):  # a learning rate too large for every set-up
         verdict({**short_runs(), ("normalised", "SGD"): short_runs()["inputs x100", "SGD"]})
+
+
+def test_c22_cuda_a_float16_running_total_or_autocast_left_in_float16():
+    """The GPU half's verdict on CPU tensors shaped like its evidence."""
+    verdict = chapter("verdict_c22_cuda")
+    zero, inf = torch.zeros(4, dtype=torch.float16), torch.full((4,), float("inf")).half()
+    verdict(zero, inf, torch.ones(4))  # control: what CUDA does
+    with pytest.raises(AssertionError):  # a running total kept in float16 sticks at inf
+        verdict(inf, inf, torch.ones(4))
+    with pytest.raises(AssertionError):  # autocast that left the sum in float16
+        verdict(zero, inf, torch.ones(4, dtype=torch.float16))
+    with pytest.raises(AssertionError):  # a long sum that did not overflow: no mechanism shown
+        verdict(zero, zero, torch.ones(4))

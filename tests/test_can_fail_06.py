@@ -269,3 +269,184 @@ def test_c25_no_recomputation_other_masks_or_free_time():
         verdict(*checkpoint_evidence(preserve_rng_state=False), 1.0, 1.3)
     with pytest.raises(AssertionError):  # recomputation that costs no time
         verdict(g_off, g_on, mem_off, mem_on, 1.0, 1.0)
+
+
+# C57: saved activations grow with the batch; a no_grad forward saves none (computed for real)
+
+def forward_saved(batch: int, grad: bool = True, fixed: bool = False) -> int:
+    """Saved bytes of a small MLP's forward pass; `fixed`: a model whose only saved tensor is
+    a learned table of fixed size (an embedding-like lookup that ignores the batch)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 10))
+    table = nn.Parameter(torch.randn(64, 32))
+    with measure_memory("cpu", exclude=model.parameters()) as mem, torch.set_grad_enabled(grad):
+        x = torch.randn(batch, 32)
+        if fixed:  # saves the same 64 x 32 tensor at every batch size
+            (table * table.detach()).sum() + x.sum()
+        else:
+            model(x)
+    return mem.saved_bytes
+
+
+def test_c57_fixed_activations_or_a_forward_that_saves():
+    verdict = chapter_function(CHAPTER, "verdict_c57")
+    verdict({b: forward_saved(b) for b in (16, 32, 64)}, forward_saved(16, grad=False))
+    with pytest.raises(AssertionError):  # activations that do not grow with the batch
+        verdict({b: forward_saved(b, fixed=True) for b in (16, 32, 64)},
+                forward_saved(16, grad=False))
+    with pytest.raises(AssertionError):  # the "no_grad" forward run with grad enabled
+        verdict({b: forward_saved(b) for b in (16, 32, 64)}, forward_saved(16, grad=True))
+    with pytest.raises(AssertionError):  # nothing saved at all: no evidence of growth
+        verdict({b: forward_saved(b, grad=False) for b in (16, 32, 64)}, 0)
+
+
+# C86: a target computed by the model, with its graph or under no_grad (computed for real)
+
+def target_evidence(keep_graph: bool, target_from_model: bool = True) -> tuple:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 10))
+    view_a, view_b = torch.randn(2, 64, 32)
+    with measure_memory("cpu", exclude=model.parameters()) as one:
+        model(view_a)
+    results = []
+    for no_grad_target in (not keep_graph, True):
+        model.zero_grad(set_to_none=True)
+        with measure_memory("cpu", exclude=model.parameters()) as mem:
+            with torch.set_grad_enabled(not no_grad_target):
+                target = model(view_b) if target_from_model else torch.zeros(64, 10)
+            loss = F.mse_loss(model(view_a), target)
+        loss.backward()
+        results.append((mem.saved_bytes, [p.grad.clone() for p in model.parameters()]))
+    (saved_kept, g_kept), (saved_cut, g_cut) = results
+    gap = max((a - b).abs().max().item() for a, b in zip(g_kept, g_cut, strict=True))
+    return saved_kept, saved_cut, one.saved_bytes, gap
+
+
+def test_c86_target_without_its_graph():
+    verdict = chapter_function(CHAPTER, "verdict_c86")
+    verdict(*target_evidence(keep_graph=True))
+    with pytest.raises(AssertionError):  # both targets computed under no_grad
+        verdict(*target_evidence(keep_graph=False))
+    with pytest.raises(AssertionError):  # a fixed target: no second branch to keep
+        verdict(*target_evidence(keep_graph=True, target_from_model=False))
+    saved_kept, saved_cut, one, gap = target_evidence(keep_graph=True)
+    with pytest.raises(AssertionError):  # a kept branch that took no gradient
+        verdict(saved_kept, saved_cut, one, 0.0)
+
+
+# C85: autocast's float32 lists, per device (the CPU's computed for real)
+
+def test_c85_one_list_for_both_devices_or_no_autocast():
+    dtypes_of = chapter_function(CHAPTER, "autocast_dtypes")
+    verdict = chapter_function(CHAPTER, "verdict_c85")
+    cpu = dtypes_of("cpu", torch.bfloat16)
+    cpu_float32, cpu_low = ("prod", "cross_entropy", "mse_loss"), ("sum", "cumsum", "softmax",
+                                                                 "log_softmax", "exp")
+    verdict(cpu, cpu_float32, cpu_low, torch.bfloat16)
+    with pytest.raises(AssertionError):  # CUDA's list taken for the CPU's
+        verdict(cpu, ("sum", "cumsum", "prod", "softmax", "exp"), (), torch.bfloat16)
+    with pytest.raises(AssertionError):  # autocast that casts nothing: all float32
+        verdict({op: torch.float32 for op in cpu}, cpu_float32, cpu_low, torch.bfloat16)
+    # a CPU whose autocast kept every op in low precision (the losses too)
+    with pytest.raises(AssertionError):
+        verdict({**cpu, "cross_entropy": torch.bfloat16, "mse_loss": torch.bfloat16},
+                cpu_float32, cpu_low, torch.bfloat16)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_c85_cuda_list_holds():
+    dtypes_of = chapter_function(CHAPTER, "autocast_dtypes")
+    verdict = chapter_function(CHAPTER, "verdict_c85")
+    verdict(dtypes_of("cuda", torch.float16),
+            ("sum", "cumsum", "prod", "softmax", "log_softmax", "exp", "cross_entropy",
+             "mse_loss"), (), torch.float16)
+
+
+# C84: the TF32 defaults, read with the chapter's reader after switching them (real flags)
+
+def test_c84_tf32_switched():
+    read = chapter_function(CHAPTER, "tf32_in_effect")
+    verdict = chapter_function(CHAPTER, "verdict_c84")
+    verdict(read())  # the defaults
+    backends = torch.backends
+    new_api = hasattr(backends, "fp32_precision") and hasattr(backends.cudnn, "conv")
+    if new_api:
+        matmul_before, conv_before = (backends.cuda.matmul.fp32_precision,
+                                      backends.cudnn.conv.fp32_precision)
+    try:
+        if new_api:
+            backends.cuda.matmul.fp32_precision = "tf32"
+        else:
+            backends.cuda.matmul.allow_tf32 = True
+        with pytest.raises(AssertionError):  # matmuls in TF32 (set_float32_matmul_precision)
+            verdict(read())
+    finally:
+        if new_api:
+            backends.cuda.matmul.fp32_precision = matmul_before
+        else:
+            backends.cuda.matmul.allow_tf32 = False
+    try:
+        if new_api:
+            backends.cudnn.conv.fp32_precision = "ieee"
+        else:
+            backends.cudnn.allow_tf32 = False
+        with pytest.raises(AssertionError):  # convolutions in full float32
+            verdict(read())
+    finally:
+        if new_api:
+            backends.cudnn.conv.fp32_precision = conv_before
+        else:
+            backends.cudnn.allow_tf32 = True
+    verdict(read())  # restored
+
+
+# C87 (GPU only): snapshots shaped as torch.cuda.memory._snapshot() documents them
+
+def fake_snapshot(size: int, frames: bool = True, history: bool = True,
+                  freed: bool = True) -> dict:
+    stack = [{"filename": "06_memory.py", "line": 3, "name": "<module>"}] if frames else []
+    live = {"size": size, "requested_size": size, "address": 1 << 32,
+            "state": "active_allocated", "frames": stack}
+    cached = {"size": size, "requested_size": size, "address": (1 << 32) + size,
+              "state": "inactive", "frames": []}
+    segment = {"address": 1 << 32, "total_size": 2 * size, "stream": 0,
+               "segment_type": "large", "allocated_size": size, "active_size": size,
+               "blocks": [live, cached]}
+    trace = [{"action": "segment_alloc", "addr": 1 << 32, "size": 2 * size, "frames": []}]
+    if history:
+        trace += [{"action": "alloc", "addr": 1 << 32, "size": size, "frames": stack},
+                  {"action": "alloc", "addr": (1 << 32) + size, "size": size, "frames": stack}]
+        if freed:
+            trace.append({"action": "free_requested", "addr": (1 << 32) + size, "size": size,
+                          "frames": stack})
+    return {"segments": [segment], "device_traces": [trace]}
+
+
+def test_c87_snapshot_without_history_or_stacks():
+    verdict = chapter_function(CHAPTER, "verdict_c87")
+    size = 64 * 2**20
+    verdict(fake_snapshot(size), size)
+    with pytest.raises(AssertionError):  # recording never started: no history
+        verdict(fake_snapshot(size, history=False), size)
+    with pytest.raises(AssertionError):  # no stack traces recorded (context=None)
+        verdict(fake_snapshot(size, frames=False), size)
+    with pytest.raises(AssertionError):  # the second tensor never freed
+        verdict(fake_snapshot(size, freed=False), size)
+    with pytest.raises(AssertionError):  # a snapshot of other allocations
+        verdict(fake_snapshot(size), size + 2**21)
+    with pytest.raises(AssertionError):  # an empty allocator
+        verdict({"segments": [], "device_traces": [[]]}, size)
+
+
+# C56 (GPU only): the values a fresh process reads back
+
+def test_c56_setting_not_in_effect():
+    verdict = chapter_function(CHAPTER, "verdict_c56")
+    verdict("False", "True", "True")  # torch 2.11 and later
+    verdict("False", "False", "True")  # torch 2.9.1: the new name alone was ignored
+    with pytest.raises(AssertionError):  # the variables reach no allocator
+        verdict("False", "False", "False")
+    with pytest.raises(AssertionError):  # expandable segments already on by default
+        verdict("True", "True", "True")
+    with pytest.raises(AssertionError):  # a process that printed no setting (key missing)
+        verdict("False", "None", "None")

@@ -4,7 +4,8 @@ raises on evidence from a world where its claim is false and passes on the real 
 The evidence is computed here for real, with the mechanism removed or broken: a weight kept
 outside the state_dict, a loader that hides what it skipped, a resume that forgets the random
 generators, an optimizer without state, a compile without the wrapper, an older torch's
-default of full unpickling.
+default of full unpickling, a float16 resume that forgets its scaler, a loader that trusts
+torch.load, a load that copies, a pickled model whose class never moved.
 """
 
 import functools
@@ -202,3 +203,220 @@ def test_c37_old_default_or_a_payload_that_cannot_run(tmp_path):
         verdict(*payload_evidence(tmp_path / "b.pt", default_weights_only=False))
     with pytest.raises(AssertionError):  # a file with nothing to run proves nothing
         verdict(*payload_evidence(tmp_path / "c.pt", harmless=True))
+
+
+# C88: a float16 run's GradScaler, for a few steps
+
+HALF = {"steps": 30, "every": 10, "print_steps": False, "float16": True}
+
+
+def float16_evidence(out) -> tuple:
+    straight = resumable.train(out / "straight", **HALF)
+    resumable.train(out / "resumed", stop_after=17, **HALF)
+    saved = torch.load(out / "resumed" / "checkpoint.pt", weights_only=True)["scaler"]
+    resumed = resumable.train(out / "resumed", **HALF)
+    resumable.train(out / "no_scaler", stop_after=17, **HALF)
+    no_scaler = resumable.train(out / "no_scaler", load_scaler=False, **HALF)
+    return (fingerprint(straight), fingerprint(resumed), fingerprint(no_scaler), saved,
+            resumable.make_scaler().state_dict())
+
+
+def test_c88_a_scaler_forgotten_or_one_that_never_changes(tmp_path, monkeypatch):
+    verdict = chapter_function(CHAPTER, "verdict_c88")
+    verdict(*float16_evidence(tmp_path / "real"))
+    with monkeypatch.context() as patch:  # a resume that drops the scaler state it was given
+        def forgetting_load(path, *, scaler=None, **kwargs):
+            return load_checkpoint(path, **kwargs)
+        patch.setattr(resumable, "load_checkpoint", forgetting_load)
+        forgot = float16_evidence(tmp_path / "forgot")
+    with pytest.raises(AssertionError):
+        verdict(*forgot)
+    with monkeypatch.context() as patch:  # a scale that never moves: nothing to lose
+        patch.setattr(resumable, "make_scaler",
+                      lambda: torch.amp.GradScaler("cpu", init_scale=2.0**16,
+                                                   growth_interval=10**6))
+        constant = float16_evidence(tmp_path / "constant")
+    with pytest.raises(AssertionError):
+        verdict(*constant)
+
+
+# C89: a flipped byte, a file without CRC32s, and what the check reads
+
+def crc_evidence(tmp_path, flip_in_crc_checked: bool = True, crc_off: bool = True,
+                 read_fraction: float = 1.0) -> tuple:
+    import warnings
+    import zipfile
+
+    from helpers.checkpoint import UncheckedArchiveWarning
+
+    model = Net()
+    save_checkpoint(tmp_path / "ok.pt", model=model, step=4)
+    damaged = bytearray((tmp_path / "ok.pt").read_bytes())
+    where = damaged.find(model.head.weight.detach().numpy().tobytes())
+    damaged[where + 5] ^= 0xFF
+    (tmp_path / "damaged.pt").write_bytes(damaged)
+    silent = torch.load(tmp_path / "damaged.pt", weights_only=True)["model"]["head.weight"]
+    changed = (silent != model.head.weight.detach()).sum().item()
+    refusal = ""
+    try:
+        if flip_in_crc_checked:
+            load_checkpoint(tmp_path / "damaged.pt", model=Net())
+        else:  # a loader that trusts torch.load
+            torch.load(tmp_path / "damaged.pt", weights_only=True)
+    except ValueError as err:
+        refusal = str(err)
+    was = torch.serialization.get_crc32_options()
+    torch.serialization.set_crc32_options(not crc_off)
+    try:
+        save_checkpoint(tmp_path / "no_crc.pt", model=model, step=4)
+    finally:
+        torch.serialization.set_crc32_options(was)
+    with zipfile.ZipFile(tmp_path / "no_crc.pt") as archive:
+        stored = {info.CRC for info in archive.infolist()}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        step = load_checkpoint(tmp_path / "no_crc.pt", model=Net())["step"]
+    unchecked = [str(w.message) for w in caught if w.category is UncheckedArchiveWarning]
+    size = (tmp_path / "ok.pt").stat().st_size / 2**20
+    return changed, refusal, stored, unchecked, step, size, size * read_fraction
+
+
+def test_c89_no_crc_check_or_a_check_that_reads_part(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c89")
+    verdict(*crc_evidence(tmp_path))
+    with pytest.raises(AssertionError):  # a loader that trusts torch.load: no refusal
+        verdict(*crc_evidence(tmp_path, flip_in_crc_checked=False))
+    with pytest.raises(AssertionError):  # CRC32s written: nothing unchecked to warn about
+        verdict(*crc_evidence(tmp_path, crc_off=False))
+    with pytest.raises(AssertionError):  # a check that reads only the directory
+        verdict(*crc_evidence(tmp_path, read_fraction=0.01))
+
+
+def test_c89_a_check_that_rejects_files_without_crcs(tmp_path, monkeypatch):
+    """The helper before this fix: every archive without CRC32s refused as corrupt."""
+    import zipfile
+
+    from helpers import checkpoint
+
+    monkeypatch.setattr(checkpoint, "_written_without_crcs", lambda archive: False)
+    model = Net()
+    was = torch.serialization.get_crc32_options()
+    torch.serialization.set_crc32_options(False)
+    try:
+        save_checkpoint(tmp_path / "no_crc.pt", model=model, step=4)
+    finally:
+        torch.serialization.set_crc32_options(was)
+    with pytest.raises(ValueError, match="CRC32"):
+        load_checkpoint(tmp_path / "no_crc.pt", model=Net())
+    assert {i.CRC for i in zipfile.ZipFile(tmp_path / "no_crc.pt").infolist()} == {0}
+
+
+# C90: a meta-built model loaded from an mmap'd file
+
+def mmap_evidence(tmp_path, assign: bool = True, mmap: bool = True,
+                  assign_first: bool = False) -> tuple:
+    import warnings
+
+    def build():  # no plain tensor attribute: under torch.device("meta") it would be meta too
+        return nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+
+    torch.manual_seed(0)
+    net = build()
+    torch.save(net.state_dict(), tmp_path / "weights.pt")
+    with torch.device("meta"):
+        skeleton = build()
+    loaded = torch.load(tmp_path / "weights.pt", mmap=mmap, weights_only=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if assign_first:  # a world where the plain load already works: a model on the CPU
+            skeleton = build()
+        skeleton.load_state_dict(loaded)
+    warning = next((str(w.message) for w in caught if "no-op" in str(w.message)), "")
+    still_meta = skeleton[2].weight.is_meta
+    if assign:
+        skeleton.load_state_dict(loaded, assign=True)
+    else:  # a copy into materialised parameters
+        skeleton = skeleton.to_empty(device="cpu")
+        skeleton.load_state_dict(loaded)
+    weight = skeleton[2].weight
+    same_storage = weight.data_ptr() == loaded["2.weight"].data_ptr()
+    probe = torch.randn(8, 16)
+    return (still_meta, warning, same_storage, None, isinstance(weight, nn.Parameter),
+            torch.equal(skeleton(probe), net(probe)))
+
+
+def test_c90_a_copy_or_a_load_into_real_parameters(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c90")
+    verdict(*mmap_evidence(tmp_path))
+    with pytest.raises(AssertionError):  # to_empty + load_state_dict: copied, not adopted
+        verdict(*mmap_evidence(tmp_path, assign=False))
+    with pytest.raises(AssertionError):  # the model built on the CPU: nothing to warn about
+        verdict(*mmap_evidence(tmp_path, assign_first=True))
+    evidence = list(mmap_evidence(tmp_path))
+    evidence[3] = False  # the address outside the file's mapping (a read into new memory)
+    with pytest.raises(AssertionError):
+        verdict(*evidence)
+
+
+# C91: a pickled whole model
+
+def whole_model_evidence(tmp_path, default_weights_only: bool = True,
+                         module_removed: bool = True) -> tuple:
+    import importlib
+    import shutil
+    import sys
+
+    code = tmp_path / "code"
+    code.mkdir(parents=True)
+    (code / "chapter07_models.py").write_text(
+        "from torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.body = nn.Sequential(nn.Linear(16, 32), "
+        "nn.ReLU())\n        self.head = nn.Linear(32, 4)\n\n    def forward(self, x):\n"
+        "        return self.head(self.body(x))\n")
+    sys.path.insert(0, str(code))
+    sys.modules.pop("chapter07_models", None)
+    try:
+        old = importlib.import_module("chapter07_models").Net()
+        torch.save(old, tmp_path / "whole.pt")
+        torch.save(old.state_dict(), tmp_path / "state.pt")
+        refusal = ""
+        try:
+            torch.load(tmp_path / "whole.pt", weights_only=default_weights_only)
+        except pickle.UnpicklingError as err:
+            refusal = str(err)
+        if module_removed:
+            sys.path.remove(str(code))
+            del sys.modules["chapter07_models"]
+            shutil.rmtree(code)
+        missing = ""
+        try:
+            torch.load(tmp_path / "whole.pt", weights_only=False)
+        except ModuleNotFoundError as err:
+            missing = f"{type(err).__name__}: {err}"
+    finally:
+        if str(code) in sys.path:
+            sys.path.remove(str(code))
+        sys.modules.pop("chapter07_models", None)
+
+    class Elsewhere(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(16, 32), nn.ReLU())
+            self.head = nn.Linear(32, 4)
+
+        def forward(self, x):
+            return self.head(self.body(x))
+
+    fresh = Elsewhere()
+    fresh.load_state_dict(torch.load(tmp_path / "state.pt"))
+    probe = torch.randn(8, 16)
+    return refusal, missing, torch.equal(fresh(probe), old(probe))
+
+
+def test_c91_old_default_or_the_class_still_importable(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c91")
+    verdict(*whole_model_evidence(tmp_path / "a"))
+    with pytest.raises(AssertionError):  # torch < 2.6: the default load unpickles it
+        verdict(*whole_model_evidence(tmp_path / "b", default_weights_only=False))
+    with pytest.raises(AssertionError):  # the class never moved: the pickle loads
+        verdict(*whole_model_evidence(tmp_path / "c", module_removed=False))

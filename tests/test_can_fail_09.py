@@ -6,6 +6,7 @@ removed, and from the faithful simulation, which passes."""
 import pytest
 import torch
 import torch.nn.functional as F
+from torch import nn
 from torch.utils.data.distributed import DistributedSampler
 
 from tests.chapter_code import chapter_function
@@ -62,3 +63,154 @@ def test_c35_ddp_without_averaging_or_sharding_fails():
         verdict(*simulated_step(reduce="sum"))
     with pytest.raises(AssertionError):  # no DistributedSampler: both ranks read the same batch
         verdict(*simulated_step(shard=False))
+
+
+def accumulated(divide: bool = True, sync_at_end: bool = True, k: int = 4) -> tuple:
+    """(no_sync_gap, single_gap, replicas_equal) of k micro-batches on 2 simulated ranks: each
+    accumulates its own gradients (what no_sync leaves), then they are averaged once (the one
+    all-reduce) or not at all (``sync_at_end=False``); ``divide=False`` forgets loss / k."""
+    make_model = chapter_function(CHAPTER, "make_model")
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.randn(2 * k * 8, 64, generator=g), torch.randint(0, 10, (2 * k * 8,), generator=g)
+    per_rank = []
+    for rank in range(2):
+        model = make_model()
+        for step in range(k):
+            part = slice((step * 2 + rank) * 8, (step * 2 + rank + 1) * 8)
+            (F.cross_entropy(model(x[part]), y[part]) / (k if divide else 1)).backward()
+        per_rank.append([p.grad.clone() for p in model.parameters()])
+    final = ([(a + b) / 2 for a, b in zip(*per_rank, strict=True)] if sync_at_end
+             else per_rank[0])
+    single = make_model()
+    F.cross_entropy(single(x), y).backward()
+    gap = max((a - p.grad).abs().max().item() for a, p in zip(final, single.parameters(),
+                                                            strict=True))
+    replicas_equal = sync_at_end
+    return gap, gap, replicas_equal
+
+
+def test_c96_no_sync_that_still_syncs_or_never_syncs_fails():
+    verdict = chapter_function(CHAPTER, "verdict_c96")
+    no_sync_gap, single_gap, equal = accumulated()
+    verdict(4, 1, 4, False, equal, no_sync_gap, single_gap)  # the claim's world
+    with pytest.raises(AssertionError):  # no_sync ignored: an all-reduce per micro-batch
+        verdict(4, 4, 4, True, equal, no_sync_gap, single_gap)
+    with pytest.raises(AssertionError):  # no_sync around every micro-batch: never synced
+        gap, _, equal = accumulated(sync_at_end=False)
+        verdict(4, 0, 4, False, equal, gap, gap)
+    with pytest.raises(AssertionError):  # the loss not divided by k: k times the gradient
+        no_sync_gap, single_gap, equal = accumulated(divide=False)
+        verdict(4, 1, 4, False, equal, 0.0, single_gap)
+
+
+def batchnorm_gaps(global_statistics: bool) -> tuple[float, float]:
+    """(plain_gap, bn_gap) of one simulated DDP step on 2 ranks of 32 against one process on
+    64: the BatchNorm model normalised per rank (DDP) or with the whole batch's statistics
+    (``global_statistics``: what SyncBatchNorm would do)."""
+    make_model = chapter_function(CHAPTER, "make_model")
+    g = torch.Generator().manual_seed(2)
+    x, y = torch.randn(64, 64, generator=g) * 2 + 0.5, torch.randint(0, 10, (64,), generator=g)
+    gaps = []
+    for batch_norm in (False, True):
+        single = make_model(batch_norm=batch_norm)
+        F.cross_entropy(single(x), y).backward()
+        reference = [p.grad for p in single.parameters()]
+        if batch_norm and global_statistics:
+            averaged = reference
+        else:
+            per_rank = []
+            for part in (slice(0, 32), slice(32, 64)):
+                model = make_model(batch_norm=batch_norm)
+                F.cross_entropy(model(x[part]), y[part]).backward()
+                per_rank.append([p.grad for p in model.parameters()])
+            averaged = [(a + b) / 2 for a, b in zip(*per_rank, strict=True)]
+        largest = max(r.abs().max().item() for r in reference)
+        gaps.append(max((a - r).abs().max().item() for a, r in zip(averaged, reference,
+                                                                 strict=True)) / largest)
+    return gaps[0], gaps[1]
+
+
+def test_c97_batchnorm_with_global_statistics_or_sync_bn_per_rank_fails():
+    verdict = chapter_function(CHAPTER, "verdict_c97_ddp")
+    verdict(*batchnorm_gaps(global_statistics=False))  # DDP: per-rank statistics
+    with pytest.raises(AssertionError):  # a BatchNorm that used the combined batch
+        verdict(*batchnorm_gaps(global_statistics=True))
+    with pytest.raises(AssertionError):  # a DDP that did not match even without BatchNorm
+        verdict(0.5, batchnorm_gaps(global_statistics=False)[1])
+    sync = chapter_function(CHAPTER, "verdict_c97_sync")
+    features = torch.randn(64, 128, generator=torch.Generator().manual_seed(0)) * 3 + 1
+    whole = nn.BatchNorm1d(128)(features).detach()
+    halves = torch.cat([nn.BatchNorm1d(128)(part).detach() for part in features.split(32)])
+    mean, var = features.mean(0), features.var(0, unbiased=False)
+    synced = torch.cat([(part - mean) / (var + 1e-5).sqrt() for part in features.split(32)])
+    sync((synced - whole).abs().max().item(), 0.0)  # SyncBatchNorm: the whole batch's statistics
+    with pytest.raises(AssertionError):  # a "SyncBatchNorm" that normalised per rank
+        sync((halves - whole).abs().max().item(), 0.0)
+
+
+def test_c98_prefixed_names_or_a_rank_without_the_weights_fails():
+    verdict = chapter_function(CHAPTER, "verdict_c98")
+    make_model = chapter_function(CHAPTER, "make_model")
+    names = list(make_model().state_dict())
+    prefixed = {f"module.{name}": value for name, value in make_model().state_dict().items()}
+    try:
+        make_model().load_state_dict(prefixed)
+        refused = ""
+    except RuntimeError as error:
+        refused = str(error)
+    verdict(names, list(prefixed), refused, True)  # the claim's world
+    with pytest.raises(AssertionError):  # a DDP state_dict without the prefix
+        verdict(names, names, refused, True)
+    with pytest.raises(AssertionError):  # a plain model that accepted the prefixed names
+        verdict(names, list(prefixed), "", True)
+    with pytest.raises(AssertionError):  # a rank that read the file before it was complete
+        verdict(names, list(prefixed), refused, False)
+
+
+BARRIER = ("[Rank 0]: Rank 1 failed to pass monitoredBarrier in 1000 ms\n Original exception: \n"
+           "Timed out waiting 1000ms for recv operation to complete")
+MISMATCH = ("Detected mismatch between collectives on ranks. Rank 0 is running collective: "
+            "CollectiveFingerPrint(SequenceNumber=0, OpType=ALLREDUCE, TensorShape=[2]), but "
+            "Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=0, "
+            "OpType=ALLREDUCE, TensorShape=[3]).Collectives differ in the following aspects: "
+            "Tensor Tensor shapes: 2vs 3")
+
+
+def test_c99_unnamed_rank_or_unchecked_collectives_fails():
+    import re
+
+    verdict = chapter_function(CHAPTER, "verdict_c99", re=re)
+    late = [int(r) for r in re.findall(r"Rank (\d+) failed to pass", BARRIER)]
+    verdict(BARRIER, late, 1, MISMATCH)  # the claim's world
+    with pytest.raises(AssertionError):  # a barrier that timed out without naming a rank
+        verdict("Timed out waiting 1000ms for recv operation to complete", [], 1, MISMATCH)
+    with pytest.raises(AssertionError):  # it named the wrong rank
+        verdict(BARRIER.replace("Rank 1 failed", "Rank 0 failed"), [0], 1, MISMATCH)
+    with pytest.raises(AssertionError):  # no DETAIL check: the backend's own error instead
+        verdict(BARRIER, late, 1, "Connection closed by peer")
+
+
+UNUSED = ("Expected to have finished reduction in the prior iteration before starting a new "
+          "one. ...\nParameter indices which did not receive grad for rank 0: 4 5\n")
+UNUSED_DETAIL = UNUSED.replace("Parameter indices", "Parameters which did not receive grad for "
+                               "rank 0: aux_head.bias, aux_head.weight\nParameter indices")
+
+
+def test_c66_unused_parameter_error_unnamed_or_unfixed_fails():
+    import re
+
+    verdict = chapter_function(CHAPTER, "verdict_c66")
+
+    def named(message: str) -> list[str]:
+        return re.findall(r"Parameters which did not receive grad for rank \d+: (.*)", message)
+
+    verdict(UNUSED, UNUSED_DETAIL, named(UNUSED_DETAIL), True)  # the claim's world
+    with pytest.raises(AssertionError):  # DETAIL that named nothing
+        verdict(UNUSED, UNUSED, named(UNUSED), True)
+    with pytest.raises(AssertionError):  # it named the wrong parameters
+        wrong = UNUSED_DETAIL.replace("aux_head.bias", "head.bias")
+        verdict(UNUSED, wrong, named(wrong), True)
+    with pytest.raises(AssertionError):  # no error at all: DDP found the unused one itself
+        verdict("", "", [], True)
+    with pytest.raises(AssertionError):  # find_unused_parameters=True did not fix it
+        verdict(UNUSED, UNUSED_DETAIL, named(UNUSED_DETAIL), False)

@@ -576,3 +576,143 @@ def test_permissions_are_kept_and_new_files_follow_the_umask(tmp_path):
     path.chmod(0o600)
     save_checkpoint(path, model=nn.Linear(2, 2), step=1)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+# ------------------------------------------------------------------ GradScaler (chapter 07)
+
+def float16_steps(model, opt, scaler, steps):
+    """A few float16 autocast steps with a GradScaler that grows every 2 steps."""
+    for _ in range(steps):
+        opt.zero_grad()
+        with torch.autocast("cpu", dtype=torch.float16):
+            loss = model(torch.randn(8, 4)).float().pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+
+
+def test_scaler_state_round_trips(tmp_path):
+    model, opt, _ = make()
+    scaler = torch.amp.GradScaler("cpu", growth_interval=2)
+    float16_steps(model, opt, scaler, 5)
+    saved = scaler.state_dict()
+    assert saved["scale"] != 2.0**16  # it grew: a fresh scaler would not be the same
+    save_checkpoint(tmp_path / "c.pt", model=model, optimizer=opt, scaler=scaler)
+    other_model, other_opt, _ = make(1)
+    fresh = torch.amp.GradScaler("cpu", growth_interval=2)
+    load_checkpoint(tmp_path / "c.pt", model=other_model, optimizer=other_opt, scaler=fresh)
+    assert fresh.state_dict() == saved
+    assert fresh.get_scale() == saved["scale"]
+
+
+def test_scaler_refusals_name_the_problem(tmp_path):
+    model, _, _ = make()
+    save_checkpoint(tmp_path / "none.pt", model=model)
+    with pytest.raises(ValueError, match="no scaler state"):
+        load_checkpoint(tmp_path / "none.pt", model=model, scaler=torch.amp.GradScaler("cpu"))
+    save_checkpoint(tmp_path / "s.pt", model=model, scaler=torch.amp.GradScaler("cpu"))
+    with pytest.raises(ValueError, match="disabled"):
+        load_checkpoint(tmp_path / "s.pt", model=model,
+                        scaler=torch.amp.GradScaler("cpu", enabled=False))
+    save_checkpoint(tmp_path / "off.pt", model=model,
+                    scaler=torch.amp.GradScaler("cpu", enabled=False))
+    with pytest.raises(ValueError, match="disabled GradScaler"):
+        load_checkpoint(tmp_path / "off.pt", model=model, scaler=torch.amp.GradScaler("cpu"))
+    with pytest.raises(TypeError, match="scaler must be a torch.amp.GradScaler"):
+        save_checkpoint(tmp_path / "x.pt", model=model, scaler="yes")
+    with pytest.raises(TypeError, match="scaler must be a torch.amp.GradScaler"):
+        load_checkpoint(tmp_path / "s.pt", model=model, scaler={"scale": 1.0})
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"scale": float("inf")}, "positive finite"),
+    ({"scale": -1.0}, "positive finite"),
+    ({"_growth_tracker": -3}, "non-negative int"),
+    ({"extra_key": 1}, "a GradScaler's are"),
+])
+def test_bad_scaler_state_is_refused_before_anything_changes(tmp_path, change, message):
+    model, opt, _ = make()
+    scaler = torch.amp.GradScaler("cpu")
+    save_checkpoint(tmp_path / "c.pt", model=model, optimizer=opt, scaler=scaler)
+    payload = torch.load(tmp_path / "c.pt", weights_only=True)
+    payload["scaler"].update(change)
+    torch.save(payload, tmp_path / "c.pt")
+    target, target_opt, _ = make(1)
+    before, fresh = snapshot(target), torch.amp.GradScaler("cpu", init_scale=8.0)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        load_checkpoint(tmp_path / "c.pt", model=target, optimizer=target_opt, scaler=fresh)
+    assert same(snapshot(target), before) and fresh.get_scale() == 8.0
+
+
+def test_a_checkpoint_without_the_scaler_key_still_loads(tmp_path):
+    """Checkpoints written before the scaler was saved have no "scaler" key."""
+    model, _, _ = make()
+    save_checkpoint(tmp_path / "c.pt", model=model, step=3)
+    payload = torch.load(tmp_path / "c.pt", weights_only=True)
+    del payload["scaler"]
+    torch.save(payload, tmp_path / "c.pt")
+    assert load_checkpoint(tmp_path / "c.pt", model=make(1)[0])["step"] == 3
+
+
+def test_a_failure_while_applying_restores_the_scaler(tmp_path, monkeypatch):
+    model, opt, _ = make()
+    scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+    save_checkpoint(tmp_path / "c.pt", model=model, optimizer=opt, scaler=scaler)
+    fresh = torch.amp.GradScaler("cpu", init_scale=4.0)
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("planted failure")
+
+    monkeypatch.setattr(np.random, "set_state", fails)
+    with pytest.raises(RuntimeError, match="planted"):
+        load_checkpoint(tmp_path / "c.pt", model=make(1)[0], scaler=fresh)
+    assert fresh.get_scale() == 4.0
+
+
+# ------------------------------------------------------- archives without CRC32s (chapter 07)
+
+def save_without_crcs(path, **kwargs):
+    was = torch.serialization.get_crc32_options()
+    torch.serialization.set_crc32_options(False)
+    try:
+        return save_checkpoint(path, **kwargs)
+    finally:
+        torch.serialization.set_crc32_options(was)
+
+
+def test_an_archive_without_crcs_loads_with_a_warning(tmp_path):
+    from helpers.checkpoint import UncheckedArchiveWarning
+
+    model, _, _ = make()
+    save_without_crcs(tmp_path / "c.pt", model=model, step=7)
+    target = make(1)[0]
+    with pytest.warns(UncheckedArchiveWarning, match="without CRC32s"):
+        assert load_checkpoint(tmp_path / "c.pt", model=target)["step"] == 7
+    assert same(snapshot(target), snapshot(model))
+
+
+def test_an_archive_with_crcs_gives_no_warning_and_check_crc_false_skips_the_check(tmp_path):
+    import warnings
+
+    model, _, _ = make()
+    save_checkpoint(tmp_path / "c.pt", model=model, step=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_checkpoint(tmp_path / "c.pt", model=make(1)[0])
+    damaged = bytearray((tmp_path / "c.pt").read_bytes())
+    where = damaged.find(model[0].weight.detach().numpy().tobytes())
+    damaged[where + 1] ^= 0xFF
+    (tmp_path / "c.pt").write_bytes(damaged)
+    with pytest.raises(ValueError, match="CRC32"):
+        load_checkpoint(tmp_path / "c.pt", model=make(1)[0])
+    assert load_checkpoint(tmp_path / "c.pt", model=make(1)[0], check_crc=False)["step"] == 1
+    with pytest.raises(TypeError, match="check_crc"):
+        load_checkpoint(tmp_path / "c.pt", model=make(1)[0], check_crc="no")
+
+
+def test_a_truncated_archive_without_crcs_is_still_refused(tmp_path):
+    model, _, _ = make()
+    path = save_without_crcs(tmp_path / "c.pt", model=model)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(ValueError, match="not a complete checkpoint"):
+        load_checkpoint(path, model=make(1)[0])

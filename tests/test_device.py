@@ -49,3 +49,56 @@ def test_cuda_index_out_of_range(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     with pytest.raises(ValueError, match="only 1 CUDA device"):
         pick_device("cuda:3")
+
+
+# cpu_bf16_features: /proc/cpuinfo as x86 and ARM Linux write it
+
+X86_CPUINFO = """processor\t: 0
+vendor_id\t: AuthenticAMD
+flags\t\t: fpu vme sse sse2 avx2 avx512f avx512_bf16 avx512_vnni
+bugs\t\t: sysret_ss_attrs
+processor\t: 1
+flags\t\t: fpu vme sse sse2 avx2 avx512f avx512_bf16 avx512_vnni
+"""
+X86_WITHOUT = "processor\t: 0\nflags\t\t: fpu sse sse2 avx2 avx512f avx512_vnni\n"
+ARM_CPUINFO = """processor\t: 0
+BogoMIPS\t: 2100.00
+Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics sve svebf16 i8mm bf16 rng
+CPU implementer\t: 0x41
+"""
+ARM_WITHOUT = "processor\t: 0\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics\n"
+
+
+def test_cpu_bf16_features_x86_flags():
+    from helpers.device import cpu_bf16_features
+
+    assert cpu_bf16_features(X86_CPUINFO) == ["avx512_bf16"]
+    assert cpu_bf16_features(X86_WITHOUT) == []
+
+
+def test_cpu_bf16_features_arm_features_line():
+    from helpers.device import cpu_bf16_features
+
+    assert cpu_bf16_features(ARM_CPUINFO) == ["bf16", "svebf16"]
+    assert cpu_bf16_features(ARM_WITHOUT) == []
+
+
+def test_cpu_bf16_features_ignores_other_lines():
+    from helpers.device import cpu_bf16_features
+
+    # a feature name elsewhere (a model name, a bugs line) is not an instruction set
+    assert cpu_bf16_features("model name\t: bf16 amx_bf16 edition\nbugs\t: avx512_bf16\n") == []
+
+
+def test_cpu_bf16_features_reads_this_machine():
+    from helpers.device import cpu_bf16_features
+
+    found = cpu_bf16_features()
+    assert isinstance(found, list) and set(found) <= {"avx512_bf16", "amx_bf16", "bf16", "svebf16"}
+
+
+def test_cpu_bf16_features_rejects_non_text():
+    from helpers.device import cpu_bf16_features
+
+    with pytest.raises(TypeError, match="cpuinfo"):
+        cpu_bf16_features(b"flags : avx512_bf16")  # type: ignore[arg-type]

@@ -184,3 +184,37 @@ def test_a_dynamic_export_warns_nothing_and_the_exporters_warnings_reach_the_cal
     monkeypatch.setattr(torch.onnx, "export", exporter_that_warns)
     with pytest.warns(FutureWarning, match="a note from the exporter"):  # before: silenced
         export_onnx(Flat(), torch.randn(4, 3, 2, 2), tmp_path / "loud.onnx")
+
+
+class BranchOnBatch(Flat):
+    def forward(self, images):
+        y = self.linear(images.flatten(1))
+        if images.shape[0] > 16:  # torch.export refuses batch <= 4096; the exporter narrows it
+            return y * 0.5
+        return y
+
+
+def test_a_narrowed_batch_range_is_reported(tmp_path):
+    # before: the exporter narrowed the range to [.., 16] without a word, the file took a batch
+    # of 32 and gave the outputs of the small-batch path
+    with pytest.warns(UserWarning, match=r"declared dynamic from 1 to 4096, but the exporter "
+                                         r"narrowed it to \[\d+, 16\]"):
+        path = export_onnx(BranchOnBatch(), torch.randn(4, 3, 2, 2), tmp_path / "b.onnx")
+    assert isinstance(onnx_session(path).get_inputs()[0].shape[0], str)  # still symbolic
+
+
+def test_batch_range_reads_the_exported_programs_constraints(tmp_path):
+    from helpers import export as export_module
+
+    program = export_module._export(Flat().eval(), torch.randn(4, 3, 2, 2), min_batch=1,
+                                    max_batch=99)
+    low, high = export_module._batch_range(program)
+    assert low <= 1 and high == 99
+    program = export_module._export(BranchOnBatch().eval(), torch.randn(4, 3, 2, 2), min_batch=1,
+                                    max_batch=16)
+    assert export_module._batch_range(program)[1] == 16  # declared within the guard: no fix
+
+    class NoProgram:
+        exported_program = None
+
+    assert export_module._batch_range(NoProgram()) is None

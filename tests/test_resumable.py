@@ -25,3 +25,16 @@ def test_command_line_rejects_bad_arguments(tmp_path):
     result = subprocess.run([sys.executable, "-m", "helpers.resumable", "--out", str(tmp_path),
                              "--steps", "0"], capture_output=True, text=True)
     assert result.returncode != 0 and "must be positive" in result.stderr
+
+
+def test_float16_resume_needs_the_scaler_state(tmp_path):
+    straight = train(tmp_path / "a", steps=30, every=10, float16=True, print_steps=False)
+    train(tmp_path / "b", steps=30, every=10, stop_after=17, float16=True, print_steps=False)
+    resumed = train(tmp_path / "b", steps=30, every=10, float16=True, print_steps=False)
+    train(tmp_path / "c", steps=30, every=10, stop_after=17, float16=True, print_steps=False)
+    fresh_scaler = train(tmp_path / "c", steps=30, every=10, float16=True, load_scaler=False,
+                         print_steps=False)
+    assert fingerprint(resumed) == fingerprint(straight)
+    assert fingerprint(fresh_scaler) != fingerprint(straight)
+    final = json.loads((tmp_path / "b" / "final.json").read_text())
+    assert final["scale"] == json.loads((tmp_path / "a" / "final.json").read_text())["scale"]

@@ -18,7 +18,7 @@ from .data import (
     pad_collate,
     worker_context,
 )
-from .device import pick_device
+from .device import cpu_bf16_features, pick_device
 from .env import (
     CudaDiagnosis,
     PythonDiagnosis,
@@ -50,6 +50,7 @@ from .gradcheck import GradError, autograd_grad, compare_gradients, numerical_gr
 from .measure import MemoryReport, measure_memory, median_time, remeasure
 from .monitor import GradNormRecorder, NaNGuard, has_nonfinite
 from .seed import fingerprint, set_seed
+from .slowdata import SlowDataset
 from .train import History, StepInfo, accuracy, evaluate, fit, train_one_epoch
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "claim",
     "claim_records",
     "compare_gradients",
+    "cpu_bf16_features",
     "create_run_dir",
     "diagnose_cuda",
     "diagnose_python",
@@ -107,6 +109,7 @@ __all__ = [
     "save_config",
     "set_rng_state",
     "set_seed",
+    "SlowDataset",
     "start_run",
     "torch_python_metadata",
     "strip_compile_prefix",

@@ -6,10 +6,15 @@ and epoch, every random generator's state, and whatever JSON-like ``extra`` the 
 It is written to a temporary file in the same directory and renamed over the old one, so a
 crash during the save leaves the previous checkpoint intact.
 
+A float16 run's ``torch.amp.GradScaler`` is part of the state too: pass ``scaler=`` to both
+functions (without it a resumed run restarts at scale 2**16 with a reset growth tracker).
+
 Loading never gives a silent wrong result: the archive's CRC32s are checked before
-``torch.load``, every part of the checkpoint is checked against the objects it is loaded into
-before any of them changes, and if applying it fails all the same, model, optimizer,
-scheduler and random generators are put back as they were.
+``torch.load`` (an archive written with ``torch.serialization.set_crc32_options(False)`` has
+none to check: it loads, with a warning that its bytes could not be checked), every part of
+the checkpoint is checked against the objects it is loaded into before any of them changes,
+and if applying it fails all the same, model, optimizer, scheduler, scaler and random
+generators are put back as they were.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import pickle
 import random
 import re
 import struct
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -36,6 +42,9 @@ from .validate import require_bool
 FORMAT_VERSION = 1
 COMPILE_PREFIX = "_orig_mod."
 CHECKPOINT_KEYS = ("format", "model", "optimizer", "scheduler", "step", "epoch", "rng", "extra")
+# Written since the scaler was added; a checkpoint without it (older) reads as scaler=None.
+OPTIONAL_KEYS = ("scaler",)
+SCALER_KEYS = ("scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker")
 RNG_KEYS = ("python", "numpy", "torch", "cuda")
 # What torch.load raises on an intact zip archive that is still not a loadable checkpoint.
 LOAD_ERRORS = (RuntimeError, EOFError, OSError, pickle.UnpicklingError, KeyError, ValueError,
@@ -147,9 +156,9 @@ def _as_path(path: Any) -> Path:
     return Path(path)
 
 
-def _check_objects(model: Any, optimizer: Any, scheduler: Any) -> None:
-    """``TypeError`` unless model is a Module, optimizer an Optimizer and scheduler a scheduler
-    (the last two may be ``None``)."""
+def _check_objects(model: Any, optimizer: Any, scheduler: Any, scaler: Any = None) -> None:
+    """``TypeError`` unless model is a Module, optimizer an Optimizer, scheduler a scheduler and
+    scaler a ``torch.amp.GradScaler`` (the last three may be ``None``)."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
     if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
@@ -159,6 +168,9 @@ def _check_objects(model: Any, optimizer: Any, scheduler: Any) -> None:
             callable(getattr(scheduler, m, None)) for m in ("state_dict", "load_state_dict")):
         raise TypeError("scheduler must be a learning-rate scheduler (with state_dict and "
                         f"load_state_dict) or None, got {type(scheduler).__name__}")
+    if scaler is not None and not isinstance(scaler, torch.amp.GradScaler):
+        raise TypeError("scaler must be a torch.amp.GradScaler or None, "
+                        f"got {type(scaler).__name__}")
 
 
 def _check_map_location(map_location: Any) -> None:
@@ -259,15 +271,18 @@ def save_checkpoint(
     step: int = 0,
     epoch: int = 0,
     extra: dict[str, Any] | None = None,
+    scaler: torch.amp.GradScaler | None = None,
 ) -> Path:
     """Write a complete checkpoint atomically (temporary file, fsync, rename).
 
     The file keeps the permission bits of the one it replaces. Temporary files of the same
     checkpoint left by a process killed mid-save are removed. ``extra`` must load back with
     ``torch.load(weights_only=True)`` (plain types and tensors); otherwise ``ValueError``.
+    ``scaler``, a float16 run's ``torch.amp.GradScaler``, is saved with its scale and growth
+    tracker (save it after ``scaler.update()``).
     """
     path = _as_path(path)
-    _check_objects(model, optimizer, scheduler)
+    _check_objects(model, optimizer, scheduler, scaler)
     _check_counter("step", step)
     _check_counter("epoch", epoch)
     extra = _check_extra(extra)
@@ -281,6 +296,7 @@ def save_checkpoint(
         "epoch": epoch,
         "rng": rng_state(),
         "extra": extra,
+        "scaler": scaler.state_dict() if scaler is not None else None,
     }
     remove_stale_temps(path)
     write_atomically(path, lambda f: torch.save(payload, f))
@@ -290,11 +306,33 @@ def save_checkpoint(
 # ------------------------------------------------------------------------------- reading
 
 
-def _check_archive(path: Path, file: BinaryIO) -> None:
+class UncheckedArchiveWarning(UserWarning):
+    """A checkpoint archive was written without CRC32s, so its bytes could not be checked."""
+
+
+def _written_without_crcs(archive: zipfile.ZipFile) -> bool:
+    """Whether ``torch.save`` wrote ``archive`` with CRC32s turned off
+    (``torch.serialization.set_crc32_options(False)``): every stored CRC32 is 0, also for
+    members whose bytes are not empty (a real CRC32 is 0 for one content in 2**32)."""
+    members = [info for info in archive.infolist() if info.file_size > 0]
+    return bool(members) and all(info.CRC == 0 for info in members)
+
+
+def _check_archive(path: Path, file: BinaryIO, check_crc: bool = True) -> None:
     """``ValueError`` unless ``file`` is an intact zip archive (what ``torch.save`` writes):
-    every member is read and its CRC32 compared with the one stored at save time."""
+    every member is read and its CRC32 compared with the one stored at save time. An archive
+    written without CRC32s is accepted with an :class:`UncheckedArchiveWarning`; with
+    ``check_crc=False`` only the archive's directory is read."""
     try:
         with zipfile.ZipFile(file) as archive:
+            if not check_crc:
+                return
+            if _written_without_crcs(archive):
+                warnings.warn(
+                    f"{path} was written without CRC32s (torch.serialization."
+                    "set_crc32_options(False)): its bytes cannot be checked for corruption; "
+                    "loading it unchecked", UncheckedArchiveWarning, stacklevel=4)
+                return
             corrupt = archive.testzip()
     except MemoryError:
         raise
@@ -307,7 +345,7 @@ def _check_archive(path: Path, file: BinaryIO) -> None:
                          "(its bytes are not the ones torch.save wrote); refusing to load it")
 
 
-def _read_payload(path: Path, map_location: str | torch.device) -> Any:
+def _read_payload(path: Path, map_location: str | torch.device, check_crc: bool = True) -> Any:
     """The object in the checkpoint file, after checking the archive; ``ValueError`` for any
     file that is not an intact checkpoint archive."""
     if path.is_dir():
@@ -318,7 +356,7 @@ def _read_payload(path: Path, map_location: str | torch.device) -> Any:
         if os.fstat(file.fileno()).st_size == 0:
             raise ValueError(f"{path} is empty (0 bytes); expected a checkpoint written by "
                              "save_checkpoint")
-        _check_archive(path, file)
+        _check_archive(path, file, check_crc)
         file.seek(0)
         try:
             return torch.load(file, map_location=map_location, weights_only=True)
@@ -336,12 +374,14 @@ def _check_payload(path: Path, payload: Any) -> None:
     if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
         raise ValueError(f"{path} was not written by save_checkpoint (format "
                          f"{payload.get('format') if isinstance(payload, dict) else None!r})")
+    for key in OPTIONAL_KEYS:  # a checkpoint from before the key existed
+        payload.setdefault(key, None)
     missing = [k for k in CHECKPOINT_KEYS if k not in payload]
     if missing:
         raise ValueError(f"{path} lacks the keys {missing}; a checkpoint written by "
                          f"save_checkpoint holds {list(CHECKPOINT_KEYS)}")
     kinds = {"model": (dict,), "optimizer": (dict, type(None)), "scheduler": (dict, type(None)),
-             "rng": (dict,), "extra": (dict,)}
+             "rng": (dict,), "extra": (dict,), "scaler": (dict, type(None))}
     for key, allowed in kinds.items():
         if not isinstance(payload[key], allowed):
             raise ValueError(f"{path}: {key!r} is a {type(payload[key]).__name__}, expected "
@@ -442,6 +482,31 @@ def _check_scheduler_state(path: Path, saved: Any, scheduler: Any) -> None:
             f"{sorted(new_keys - old_keys)[:5]} that {kind} needs")
 
 
+def _check_scaler_state(path: Path, saved: Any, scaler: torch.amp.GradScaler) -> None:
+    """``ValueError`` unless the saved state is a GradScaler's that this scaler can take: the
+    same keys, a positive finite scale, a non-negative growth tracker. A disabled scaler
+    takes nothing (its ``load_state_dict`` does nothing), so an enabled one is refused."""
+    if saved is None:
+        raise ValueError(f"{path} has no scaler state to load (it was saved without scaler=); "
+                         "resuming would restart the loss scale at its initial value")
+    if not scaler.is_enabled():
+        raise ValueError("scaler is disabled (GradScaler(enabled=False)): it would ignore the "
+                         f"scale saved in {path}; pass an enabled GradScaler or scaler=None")
+    if saved == {}:
+        raise ValueError(f"{path} holds the state of a disabled GradScaler (empty)")
+    if set(saved) != set(SCALER_KEYS):
+        raise ValueError(f"{path}: the scaler state has keys {sorted(saved)}, a GradScaler's "
+                         f"are {sorted(SCALER_KEYS)}")
+    scale, tracker = saved["scale"], saved["_growth_tracker"]
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) \
+            or not 0 < scale < float("inf"):
+        raise ValueError(f"{path}: the scaler's scale is {scale!r}, expected a positive finite "
+                         "number")
+    if isinstance(tracker, bool) or not isinstance(tracker, int) or tracker < 0:
+        raise ValueError(f"{path}: the scaler's growth tracker is {tracker!r}, expected a "
+                         "non-negative int")
+
+
 def _cpu_copy(value: Any) -> Any:
     """A deep copy of a state dict with every tensor copied to the CPU (a backup that costs
     no accelerator memory)."""
@@ -454,21 +519,26 @@ def _cpu_copy(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def _snapshot(model: nn.Module, optimizer: Any, scheduler: Any) -> dict[str, Any]:
+def _snapshot(model: nn.Module, optimizer: Any, scheduler: Any,
+              scaler: Any = None) -> dict[str, Any]:
     """Everything :func:`load_checkpoint` may change, to put back if applying fails."""
     return {"model": _cpu_copy(model.state_dict()),
             "optimizer": _cpu_copy(optimizer.state_dict()) if optimizer is not None else None,
             "scheduler": copy.deepcopy(scheduler.state_dict()) if scheduler is not None else None,
+            "scaler": scaler.state_dict() if scaler is not None else None,
             "rng": rng_state()}
 
 
-def _restore(snapshot: dict[str, Any], model: nn.Module, optimizer: Any, scheduler: Any) -> None:
+def _restore(snapshot: dict[str, Any], model: nn.Module, optimizer: Any, scheduler: Any,
+             scaler: Any = None) -> None:
     """Put back what :func:`_snapshot` saved."""
     model.load_state_dict(snapshot["model"])
     if optimizer is not None:
         optimizer.load_state_dict(snapshot["optimizer"])
     if scheduler is not None:
         scheduler.load_state_dict(snapshot["scheduler"])
+    if scaler is not None:
+        scaler.load_state_dict(snapshot["scaler"])
     _apply_rng_state(snapshot["rng"])
 
 
@@ -480,6 +550,8 @@ def load_checkpoint(
     scheduler: Any | None = None,
     map_location: str | torch.device = "cpu",
     restore_rng: bool = True,
+    scaler: torch.amp.GradScaler | None = None,
+    check_crc: bool = True,
 ) -> dict[str, Any]:
     """Load a checkpoint written by :func:`save_checkpoint` into the given objects.
 
@@ -488,15 +560,19 @@ def load_checkpoint(
     ``FileNotFoundError`` for a missing file, ``ValueError`` for an empty, truncated or
     corrupt file (CRC32s are checked), for a file that is not such a checkpoint, for a device
     this machine lacks, and for a checkpoint whose model, optimizer, scheduler or RNG state
-    does not fit the objects given (naming what differs). Everything is checked before
+    does not fit the objects given (naming what differs). ``scaler`` (a GradScaler) gets the
+    saved scale and growth tracker. Checking the CRC32s reads the whole file once more before
+    ``torch.load`` reads it; ``check_crc=False`` skips that read (an archive written without
+    CRC32s is loaded with an :class:`UncheckedArchiveWarning`). Everything is checked before
     anything changes; if applying fails all the same, every object is restored and the
     error is raised with a note saying so.
     """
     require_bool("restore_rng", restore_rng)
-    _check_objects(model, optimizer, scheduler)
+    require_bool("check_crc", check_crc)
+    _check_objects(model, optimizer, scheduler, scaler)
     path = _as_path(path)
     _check_map_location(map_location)
-    payload = _read_payload(path, map_location)
+    payload = _read_payload(path, map_location, check_crc)
     _check_payload(path, payload)
     target = unwrap_compiled(model)
     state = _check_model_state(path, payload["model"], target)
@@ -504,25 +580,30 @@ def load_checkpoint(
         _check_optimizer_state(path, payload["optimizer"], optimizer)
     if scheduler is not None:
         _check_scheduler_state(path, payload["scheduler"], scheduler)
+    if scaler is not None:
+        _check_scaler_state(path, payload["scaler"], scaler)
     if restore_rng:
         try:
             check_rng_state(payload["rng"])
         except ValueError as err:
             raise ValueError(f"{path}: {err}") from err
-    snapshot = _snapshot(target, optimizer, scheduler)
+    snapshot = _snapshot(target, optimizer, scheduler, scaler)
     try:
         target.load_state_dict(state)
         if optimizer is not None:
             optimizer.load_state_dict(payload["optimizer"])
         if scheduler is not None:
             scheduler.load_state_dict(payload["scheduler"])
+        if scaler is not None:
+            scaler.load_state_dict(payload["scaler"])
         if restore_rng:
             _apply_rng_state(payload["rng"])
     except BaseException as err:
-        _restore(snapshot, target, optimizer, scheduler)
+        _restore(snapshot, target, optimizer, scheduler, scaler)
         note = getattr(err, "add_note", None)  # Python 3.11+
         if note is not None:
             note(f"load_checkpoint({str(path)!r}) failed while applying it; model, "
-                 "optimizer, scheduler and random generators were restored as they were")
+                 "optimizer, scheduler, scaler and random generators were restored as they "
+                 "were")
         raise
     return {"step": payload["step"], "epoch": payload["epoch"], "extra": payload["extra"]}

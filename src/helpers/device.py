@@ -50,3 +50,36 @@ def pick_device(override: str | None = None) -> torch.device:
     if device.type == "mps" and not torch.backends.mps.is_available():
         raise RuntimeError(f"{requested!r} was requested but MPS is not available here")
     return device
+
+
+# CPU features that give bfloat16 arithmetic in hardware, as /proc/cpuinfo names them:
+# x86 lists them on its "flags" lines, ARM (Linux) on its "Features" lines.
+_BF16_FEATURES = {
+    "flags": ("avx512_bf16", "amx_bf16"),  # x86: AVX512-BF16, AMX (recent Intel, AMD Zen 4)
+    "features": ("bf16", "svebf16"),  # ARMv8.6 BF16 (Graviton3, Neoverse V1/N2, ...)
+}
+
+
+def cpu_bf16_features(cpuinfo: str | None = None) -> list[str]:
+    """The processor's bfloat16 instructions found in ``/proc/cpuinfo`` (taught in chapter 06).
+
+    Reads x86 ``flags`` lines (``avx512_bf16``, ``amx_bf16``) and ARM ``Features`` lines
+    (``bf16``, ``svebf16``). ``cpuinfo`` is that file's text (for tests); by default the file
+    is read, and a system without it (macOS, Windows) gives ``[]``, which means "not found",
+    not "absent": measure before relying on either answer.
+    """
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+                cpuinfo = f.read()
+        except OSError:
+            return []
+    if not isinstance(cpuinfo, str):
+        raise TypeError(f"cpuinfo must be the text of /proc/cpuinfo, got {type(cpuinfo).__name__}")
+    found: set[str] = set()
+    for line in cpuinfo.splitlines():
+        key, sep, value = line.partition(":")
+        wanted = _BF16_FEATURES.get(key.strip().lower())
+        if sep and wanted:
+            found.update(set(value.split()) & set(wanted))
+    return sorted(found)

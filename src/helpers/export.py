@@ -34,6 +34,10 @@ def export_onnx(
     When the file comes out with a fixed batch although the batch was declared dynamic, this
     function warns (``UserWarning``): the exporter itself says nothing, because it applies
     ``torch.export``'s suggested fix (``batch = <the example's size>``) and exports again.
+    It also warns when the exporter kept the batch symbolic but narrowed its range (a Python
+    branch on the batch size: ``torch.export`` refuses the declared range, the exporter applies
+    the suggested ``Dim('batch', max=16)``): the exported program's ``range_constraints`` hold
+    the narrowed bound, and the ONNX file cannot carry it.
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
@@ -47,6 +51,7 @@ def export_onnx(
     model.eval()
     _run_eagerly(model, example)
     path.parent.mkdir(parents=True, exist_ok=True)
+    min_batch = 1
     try:
         program = _export(model, example, min_batch=1, max_batch=max_batch)
     except Exception as err:
@@ -56,16 +61,52 @@ def export_onnx(
         # permuted, then convolutions and pooling) with a guard "batch > 1" and then refuses a
         # batch declared from 1. The graph is the same for every batch, so declare it from 2:
         # the file still takes a batch of 1 (verify_onnx checks that).
+        min_batch = 2
         program = _export(model, example, min_batch=2, max_batch=max_batch)
     program.save(str(path))
     fixed = _fixed_batch(program)
+    narrowed = None if fixed is not None else _batch_range(program)
     if fixed is not None:
         warnings.warn(
             f"the batch was declared dynamic, but the exported file fixes it to {fixed}: the "
             "model's code ties the batch to the example's size (a literal batch in view, "
             "reshape or expand; int(x.shape[0]) ...), so the file accepts only that batch size",
             UserWarning, stacklevel=2)
+    elif narrowed is not None and (narrowed[0] > min_batch or narrowed[1] < max_batch):
+        narrowed = (max(narrowed[0], min_batch), min(narrowed[1], max_batch))
+        warnings.warn(
+            f"the batch was declared dynamic from {min_batch} to {max_batch}, but the exporter "
+            f"narrowed it to [{narrowed[0]}, {narrowed[1]}]: torch.export refused the declared "
+            "range (the model's code decides on the batch size, e.g. `if x.shape[0] > 16`) and "
+            "the exporter applied its suggested fix. The ONNX file cannot carry that bound: it "
+            "accepts every batch size, and runs the path traced for the example on all of them",
+            UserWarning, stacklevel=2)
     return path
+
+
+def _batch_range(program) -> tuple[int, int] | None:
+    """(lower, upper) bound that the exported program keeps for the first input's batch, from
+    its ``range_constraints``; None when the batch is not a symbol or the program is absent."""
+    exported = getattr(program, "exported_program", None)
+    if exported is None:
+        return None
+    name = exported.graph_signature.user_inputs[0]
+    node = next((n for n in exported.graph.nodes if n.op == "placeholder" and n.name == name),
+                None)
+    value = None if node is None else node.meta.get("val")
+    if not isinstance(value, torch.Tensor) or value.ndim < 1:
+        return None
+    size = value.shape[0]
+    if not isinstance(size, torch.SymInt):
+        return None
+    bounds = exported.range_constraints.get(size.node.expr)
+    if bounds is None:
+        return None
+    try:
+        return int(bounds.lower), int(bounds.upper)
+    except (TypeError, ValueError, OverflowError):  # an unbounded side (sympy's oo)
+        upper = bounds.upper
+        return int(bounds.lower), (2**63 - 1 if not upper.is_finite else int(upper))
 
 
 def _fixed_batch(program) -> int | None:

@@ -2,7 +2,8 @@
 
 Run it as ``python -m helpers.resumable --out DIR --steps 60 --every 10``. It trains a small
 MLP on the digits with dropout, AdamW, a per-step learning-rate schedule, shuffling and
-NumPy-drawn input noise, saves a checkpoint every ``--every`` steps, and, when ``DIR``
+NumPy-drawn input noise (with ``--float16``: under float16 autocast with a
+``torch.amp.GradScaler``), saves a checkpoint every ``--every`` steps, and, when ``DIR``
 already holds a checkpoint, resumes from it. The result (a fingerprint of the final
 weights) is written to ``DIR/final.json``. Killing it at any moment loses at most
 ``--every`` steps of work.
@@ -29,6 +30,12 @@ from .seed import fingerprint, set_seed
 BATCH_SIZE = 64
 
 
+def make_scaler() -> torch.amp.GradScaler:
+    """The float16 run's loss scaler: it doubles its scale after 4 steps without an overflow
+    (2000 by default), so that a 60-step run sees the scale grow, overflow and back off."""
+    return torch.amp.GradScaler("cpu", growth_interval=4)
+
+
 def build(seed: int, total_steps: int):
     """Model, optimizer and scheduler, exactly as a fresh run creates them."""
     set_seed(seed)
@@ -50,33 +57,45 @@ def epoch_batches(dataset, epoch: int, seed: int, start: int = 0):
 
 def train(out: Path, steps: int, every: int, seed: int = 0, stop_after: int | None = None,
           resume: bool = True, load_optimizer: bool = True, sleep: float = 0.0,
-          print_steps: bool = True) -> nn.Module:
-    """Train to ``steps`` total steps (or stop after ``stop_after``), checkpointing."""
+          print_steps: bool = True, float16: bool = False,
+          load_scaler: bool = True) -> nn.Module:
+    """Train to ``steps`` total steps (or stop after ``stop_after``), checkpointing; with
+    ``float16``, under float16 autocast with a GradScaler saved in the checkpoint (and loaded
+    unless ``load_scaler`` is False)."""
     out.mkdir(parents=True, exist_ok=True)
     ckpt = out / "checkpoint.pt"
     train_set, _ = digits_split(seed=0)
     steps_per_epoch = len(train_set) // BATCH_SIZE
     model, optimizer, scheduler = build(seed, steps)
+    scaler = make_scaler() if float16 else None
     step = resumed_from = 0
     if resume and ckpt.exists():
         state = load_checkpoint(ckpt, model=model, scheduler=scheduler,
-                                optimizer=optimizer if load_optimizer else None)
+                                optimizer=optimizer if load_optimizer else None,
+                                scaler=scaler if load_scaler else None)
         step = resumed_from = state["step"]
     while step < steps:
         epoch, within = divmod(step, steps_per_epoch)
         for inputs, targets in epoch_batches(train_set, epoch, seed, start=within):
             noise = np.random.normal(0.0, 0.05, inputs.shape).astype(np.float32)
             optimizer.zero_grad()
-            loss = nn.functional.cross_entropy(model(inputs + torch.from_numpy(noise)), targets)
-            loss.backward()
-            optimizer.step()
+            with torch.autocast("cpu", dtype=torch.float16, enabled=float16):
+                loss = nn.functional.cross_entropy(model(inputs + torch.from_numpy(noise)),
+                                                   targets)
+            if scaler is None:
+                loss.backward()
+                optimizer.step()
+            else:  # chapter 06: scale the loss, skip a step whose gradients overflowed
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
             scheduler.step()
             step += 1
             if print_steps:
                 print(f"step {step} loss {loss.item():.4f}", flush=True)
             if step % every == 0 or step == steps:
                 save_checkpoint(ckpt, model=model, optimizer=optimizer, scheduler=scheduler,
-                                step=step, epoch=epoch)
+                                step=step, epoch=epoch, scaler=scaler)
             time.sleep(sleep)
             if step == steps or step == stop_after:
                 break
@@ -85,6 +104,8 @@ def train(out: Path, steps: int, every: int, seed: int = 0, stop_after: int | No
     if step == steps:
         result = {"fingerprint": fingerprint(model), "resumed_from": resumed_from,
                   "steps": steps}
+        if scaler is not None:
+            result["scale"] = scaler.get_scale()
         (out / "final.json").write_text(json.dumps(result))
     return model
 
@@ -96,11 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sleep", type=float, default=0.0, help="seconds to pause per step")
+    parser.add_argument("--float16", action="store_true",
+                        help="float16 autocast with a GradScaler (saved in the checkpoint)")
     args = parser.parse_args(argv)
     if args.steps < 1 or args.every < 1:
         parser.error("--steps and --every must be positive")
     torch.set_num_threads(1)  # the same arithmetic in every run, whatever the machine
-    train(args.out, args.steps, args.every, args.seed, sleep=args.sleep)
+    train(args.out, args.steps, args.every, args.seed, sleep=args.sleep, float16=args.float16)
     return 0
 
 
