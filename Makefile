@@ -39,7 +39,7 @@ help:
 	@echo "make stress-seeds  every chapter with all its seeds shifted, SEEDS=1,2,3,4,5"
 	@echo "make student            write the student edition (no solutions) into student/"
 	@echo "make grade NB=path.ipynb grade a learner's notebook, exercise by exercise"
-	@echo "make grade-class DIR=submissions/ [CHAPTER=NN]  grade a class into grades.csv"
+	@echo "make grade-class DIR=submissions/ [CHAPTER=NN] [TIMEOUT=s] [REGRADE=1]  grade a class into grades.csv"
 	@echo "make test-oldest  every chapter on the oldest supported torch (a second venv)"
 	@echo "make test-newest  every chapter on the newest torch the index serves (a third venv)"
 	@echo "make colab-check  every chapter alone, offline, in a Colab-like venv"
@@ -74,13 +74,48 @@ sync: $(STAMP)
 # The claims appendix is made from the records the chapters write while they execute: build,
 # write the appendix from this build's records, then build again (only the appendix changes).
 # After `make test`, every chapter is in the cache already and nothing is executed here.
-book: sync $(ASSETS) appendix
+# Each stage runs only when one of its inputs is newer than its stamp in _build/ (so an
+# unchanged book costs make's own checks); `make book FORCE=1` runs every stage. The Chinese
+# build re-reads only pages whose source or cache record changed (book/_ext/cache_records.py).
+BOOK_TOOLS := tools/chapter_format.py tools/generated.py
+SYNC_IN := $(wildcard book/*.md book/zh/*.md notebooks/*.ipynb notebooks/zh/*.ipynb) \
+  _config.yml tools/sync_notebooks.py tools/zh_edition.py $(BOOK_TOOLS)
+APPENDIX_IN := claims/ledger.yml $(wildcard claims/records/*.jsonl $(CLAIMS)/*.jsonl) \
+  $(wildcard book/*.md book/zh/*.md) book/zh/glossary.yml tools/claims_appendix.py \
+  tools/glossary.py $(BOOK_TOOLS)
+SITE_IN := $(shell find book -type f -not -path 'book/zh/*' 2>/dev/null) _config.yml \
+  _toc.yml $(ASSETS) $(wildcard _build/.jupyter_cache/global.db)
+SITE_ZH_IN := $(shell find book/zh -type f 2>/dev/null) $(wildcard book/_ext/*.py book/_static/*) \
+  tools/zh_edition.py tools/glossary.py
+STAGE := _build/.stage
+$(STAGE):
+	mkdir -p "$(STAGE)"
+$(STAGE)/sync: $(STAMP) $(SYNC_IN) | $(STAGE)
+	"$(BIN)/python" -m tools.sync_notebooks
+	touch "$@"
+$(STAGE)/appendix: $(STAGE)/sync $(APPENDIX_IN)
+	"$(BIN)/python" -m tools.claims_appendix
+	"$(BIN)/python" -m tools.glossary
+	touch "$@"
+$(STAGE)/site: $(STAGE)/sync $(STAGE)/appendix $(SITE_IN)
 	mkdir -p "$(CLAIMS)"
 	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/book.jsonl" "$(BIN)/jupyter-book" build -W --keep-going .
-	"$(BIN)/python" -m tools.claims_appendix
-	"$(BIN)/jupyter-book" build -W --keep-going .
+	# a second build only when this build's records changed the claims appendix
+	if "$(BIN)/python" -m tools.claims_appendix | grep -q "^wrote book/appendix_claims.md"; then
+	  "$(BIN)/jupyter-book" build -W --keep-going .
+	fi
+	touch "$@"
+$(STAGE)/site-zh: $(STAGE)/site $(SITE_ZH_IN)
 	"$(BIN)/python" -m tools.zh_edition build
+	touch "$@"
+$(STAGE)/pdf-link: $(STAGE)/site-zh $(wildcard _build/pdf/*.pdf)
 	"$(BIN)/python" -m tools.pdf --publish
+	touch "$@"
+
+ifdef FORCE
+$(shell rm -rf "$(STAGE)")
+endif
+book: $(STAGE)/pdf-link
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html (中文: _build/html/zh/)"
 
 lint: $(STAMP)
@@ -90,7 +125,8 @@ unit: $(STAMP)
 	"$(BIN)/python" -m pytest -q -n $(UNIT_WORKERS) tests --ignore=tests/test_built_book.py \
 	  --ignore=tests/test_built_book_zh.py --ignore=tests/test_stated_run_times.py \
 	  --ignore=tests/test_student_edition_runs.py \
-	  --ignore=tests/test_grade_class.py --ignore=tests/test_site_offline.py \
+	  --ignore=tests/test_grade_class.py --ignore=tests/test_forgeries.py \
+	  --ignore=tests/test_site_offline.py \
 	  --ignore=tests/test_lab_browser.py --ignore=tests/test_pdf.py
 
 # Each chapter is executed once, here: nbmake runs a copy of notebooks/ and keeps the outputs,
@@ -133,9 +169,9 @@ html-test: $(STAMP) $(TEST_ASSETS)
 student-check: $(STAMP)
 	"$(BIN)/python" -m pytest -q tests/test_student_edition_runs.py --durations=0
 
-# The class grader on a synthetic class (a kernel per submission).
+# The class grader on a synthetic class, and on forgeries (a kernel per submission).
 class-check: $(STAMP)
-	"$(BIN)/python" -m pytest -q tests/test_grade_class.py
+	"$(BIN)/python" -m pytest -q tests/test_grade_class.py tests/test_forgeries.py
 
 # nbmake runs first and alone: its outputs are the book's, so its measurements get the cores.
 # The rest executes no chapter (build, HTML checks), or is made to hold with a core busy
@@ -187,13 +223,14 @@ student: $(STAMP)
 
 grade: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make grade NB=path/to/notebook.ipynb"; exit 2; }
-	"$(BIN)/python" -m tools.grade "$(NB)"
+	"$(BIN)/python" -m tools.grade "$(NB)" $(if $(TIMEOUT),--timeout "$(TIMEOUT)")
 
 # CHAPTER=NN is optional (detected from each notebook's check cells); OUT defaults to DIR
 grade-class: $(STAMP)
-	@test -n "$(DIR)" || { echo "usage: make grade-class DIR=submissions/ [CHAPTER=NN]"; exit 2; }
+	@test -n "$(DIR)" || { echo "usage: make grade-class DIR=submissions/ [CHAPTER=NN] [TIMEOUT=s] [REGRADE=1]"; exit 2; }
 	"$(BIN)/python" -m tools.grade_class "$(DIR)" --out "$(or $(OUT),$(DIR))" \
-	  $(if $(CHAPTER),--chapter "$(CHAPTER)")
+	  $(if $(CHAPTER),--chapter "$(CHAPTER)") $(if $(TIMEOUT),--timeout "$(TIMEOUT)") \
+	  $(if $(REGRADE),--regrade)
 
 bench: $(STAMP)
 	"$(BIN)/python" -m tools.bench notebooks/*.ipynb
