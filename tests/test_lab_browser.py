@@ -62,6 +62,11 @@ def test_a_learner_runs_and_saves_chapter_00_and_no_command_loses_it(tmp_path):
             page.click(".lm-MenuBar-itemLabel:text-is('Run')")
             page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
             page.wait_for_selector(".jp-OutputArea-output:has-text(' held')", timeout=180_000)
+            # every code cell numbered: the kernel is also idle for a moment between two cells
+            # of "Run All", so the status alone does not say that the last cell has run
+            page.wait_for_function(
+                """() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]
+                         .every(p => /\\[\\d+\\]/.test(p.textContent))""", timeout=180_000)
             page.wait_for_selector("text=/ipykernel\\) \\| Idle/", timeout=180_000)
             before = notebook.stat().st_mtime_ns
             page.keyboard.press("Control+s")
