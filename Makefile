@@ -77,6 +77,8 @@ sync: $(STAMP)
 # Each stage runs only when one of its inputs is newer than its stamp in _build/ (so an
 # unchanged book costs make's own checks); `make book FORCE=1` runs every stage. The Chinese
 # build re-reads only pages whose source or cache record changed (book/_ext/cache_records.py).
+# New records come from make nbmake, whose executed copies ($(EXECUTED)/) are an input; not the
+# cache's database, which every build that reads from it writes to.
 BOOK_TOOLS := tools/chapter_format.py tools/generated.py
 SYNC_IN := $(wildcard book/*.md book/zh/*.md notebooks/*.ipynb notebooks/zh/*.ipynb) \
   _config.yml tools/sync_notebooks.py tools/zh_edition.py $(BOOK_TOOLS)
@@ -84,7 +86,7 @@ APPENDIX_IN := claims/ledger.yml $(wildcard claims/records/*.jsonl $(CLAIMS)/*.j
   $(wildcard book/*.md book/zh/*.md) book/zh/glossary.yml tools/claims_appendix.py \
   tools/glossary.py $(BOOK_TOOLS)
 SITE_IN := $(shell find book -type f -not -path 'book/zh/*' 2>/dev/null) _config.yml \
-  _toc.yml $(ASSETS) $(wildcard _build/.jupyter_cache/global.db)
+  _toc.yml $(ASSETS) $(wildcard $(EXECUTED)/*.ipynb)
 SITE_ZH_IN := $(shell find book/zh -type f 2>/dev/null) $(wildcard book/_ext/*.py book/_static/*) \
   tools/zh_edition.py tools/glossary.py
 STAGE := _build/.stage
