@@ -9,10 +9,9 @@ import csv
 
 import nbformat
 import pytest
-from mini_chapter import HEADER, exercise
+from mini_chapter import HEADER, exercise, student_with
 
 from tools import grade_class
-from tools.chapter_format import STUB_MARKER, ipynb_from_myst, student_text
 from tools.trusted_check import check_program
 
 # The small chapter of tests/mini_chapter.py, and a fourth exercise whose check uses torch
@@ -93,12 +92,7 @@ FORGERIES = {
 
 
 def submission(answers: dict[str, str]) -> nbformat.NotebookNode:
-    notebook = nbformat.reads(ipynb_from_myst(student_text(BOOK)), as_version=4)
-    for cell in notebook.cells:
-        for label, code in answers.items():
-            if cell.source.startswith(f"{STUB_MARKER} {label}:"):
-                cell.source = f"{STUB_MARKER} {label}:\n{code}"
-    return notebook
+    return student_with(answers, chapter=BOOK)
 
 
 @pytest.fixture(scope="module")

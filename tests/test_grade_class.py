@@ -10,28 +10,14 @@ import re
 
 import nbformat
 import pytest
-from mini_chapter import HEADER, MINI, exercise
+from mini_chapter import HEADER, MINI, exercise, student_with
 
 from tools import grade_class
-from tools.chapter_format import STUB_MARKER, ipynb_from_myst, student_text
+from tools.chapter_format import ipynb_from_myst
 
 OTHER = (HEADER.replace("# 99 ·", "# 98 ·")
          + "```{code-cell} ipython3\nfrom helpers import check_exercise\n```\n\n"
          + exercise(1, "x = 1", '    assert x == 1, "x is 1"', chapter="98"))
-
-
-def student_with(answers: dict[str, str], extra: list[str] = ()) -> nbformat.NotebookNode:
-    """The student edition of the small chapter, with some stubs replaced by answers."""
-    notebook = nbformat.reads(ipynb_from_myst(student_text(MINI)), as_version=4)
-    for cell in notebook.cells:
-        for label, code in answers.items():
-            if cell.source.startswith(f"{STUB_MARKER} {label}:"):
-                cell.source = f"{STUB_MARKER} {label}:\n{code}"
-    for after, code in extra:  # a cell after the check cell of exercise `after`
-        position = next(i for i, cell in enumerate(notebook.cells)
-                        if f'check_exercise("{after}")' in cell.source) + 1
-        notebook.cells.insert(position, nbformat.v4.new_code_cell(code))
-    return notebook
 
 
 @pytest.fixture(scope="module")
