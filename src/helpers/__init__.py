@@ -1,120 +1,110 @@
-"""Helpers for the executable PyTorch book: one module per concern, each taught in a chapter."""
+"""Helpers for the executable PyTorch book: one module per concern, each taught in a chapter.
 
-from .checkpoint import (
-    load_checkpoint,
-    rng_state,
-    save_checkpoint,
-    set_rng_state,
-    strip_compile_prefix,
-    unwrap_compiled,
-)
-from .claims import ClaimRecord, claim, claim_records
-from .data import (
-    COLOR_NAMES,
-    RangeStream,
-    SequenceDataset,
-    digits_split,
-    make_color_images,
-    pad_collate,
-    worker_context,
-)
-from .device import cpu_bf16_features, pick_device
-from .env import (
-    CudaDiagnosis,
-    PythonDiagnosis,
-    diagnose_cuda,
-    diagnose_python,
-    diagnose_torchvision,
-    environment_report,
-    expected_torchvision,
-    installed_torchvision,
-    last_verified,
-    print_environment,
-    read_cuda_facts,
-    torch_python_metadata,
-    torchvision_matches,
-)
-from .exercises import check_exercise
-from .experiment import (
-    RunLogger,
-    create_run_dir,
-    load_config,
-    read_metrics,
-    read_tensorboard_scalars,
-    save_config,
-    start_run,
-)
-from .export import export_onnx, onnx_session, verify_onnx
-from .glue import glue
-from .gradcheck import GradError, autograd_grad, compare_gradients, numerical_grad
-from .measure import MemoryReport, measure_memory, median_time, remeasure
-from .monitor import GradNormRecorder, NaNGuard, has_nonfinite
-from .seed import fingerprint, set_seed
-from .slowdata import SlowDataset
-from .train import History, StepInfo, accuracy, evaluate, fit, train_one_epoch
+``import helpers`` imports no submodule (and so not torch): a name is imported from its module
+the first time it is used (PEP 562), so the book's tools that need only a torch-free module
+(the exercise label rule in ``helpers.exercises``) start in a fraction of a second.
+``from helpers import fit`` works as it always did.
+"""
 
-__all__ = [
-    "glue",
-    "COLOR_NAMES",
-    "ClaimRecord",
-    "CudaDiagnosis",
-    "PythonDiagnosis",
-    "GradError",
-    "GradNormRecorder",
-    "History",
-    "MemoryReport",
-    "NaNGuard",
-    "RunLogger",
-    "RangeStream",
-    "SequenceDataset",
-    "StepInfo",
-    "accuracy",
-    "autograd_grad",
-    "check_exercise",
-    "claim",
-    "claim_records",
-    "compare_gradients",
-    "cpu_bf16_features",
-    "create_run_dir",
-    "diagnose_cuda",
-    "diagnose_python",
-    "diagnose_torchvision",
-    "digits_split",
-    "environment_report",
-    "evaluate",
-    "expected_torchvision",
-    "export_onnx",
-    "fingerprint",
-    "fit",
-    "installed_torchvision",
-    "has_nonfinite",
-    "last_verified",
-    "load_checkpoint",
-    "load_config",
-    "make_color_images",
-    "worker_context",
-    "measure_memory",
-    "median_time",
-    "numerical_grad",
-    "onnx_session",
-    "pad_collate",
-    "pick_device",
-    "print_environment",
-    "read_cuda_facts",
-    "read_metrics",
-    "read_tensorboard_scalars",
-    "remeasure",
-    "rng_state",
-    "save_checkpoint",
-    "save_config",
-    "set_rng_state",
-    "set_seed",
-    "SlowDataset",
-    "start_run",
-    "torch_python_metadata",
-    "strip_compile_prefix",
-    "torchvision_matches",
-    "train_one_epoch",
-    "unwrap_compiled",
-    "verify_onnx",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# glue is both a submodule and its function: bound here (torch-free) so that the name is the
+# function whichever is imported first, `helpers.glue` the module or `from helpers import glue`.
+from .glue import glue as glue
+
+# Every public name, and the submodule that defines it: the one list of what helpers exports.
+_EXPORTS: dict[str, str] = {
+    "load_checkpoint": "checkpoint",
+    "rng_state": "checkpoint",
+    "save_checkpoint": "checkpoint",
+    "set_rng_state": "checkpoint",
+    "strip_compile_prefix": "checkpoint",
+    "unwrap_compiled": "checkpoint",
+    "ClaimRecord": "claims",
+    "claim": "claims",
+    "claim_records": "claims",
+    "COLOR_NAMES": "data",
+    "RangeStream": "data",
+    "SequenceDataset": "data",
+    "digits_split": "data",
+    "make_color_images": "data",
+    "pad_collate": "data",
+    "worker_context": "data",
+    "cpu_bf16_features": "device",
+    "pick_device": "device",
+    "CudaDiagnosis": "env",
+    "PythonDiagnosis": "env",
+    "diagnose_cuda": "env",
+    "diagnose_python": "env",
+    "diagnose_torchvision": "env",
+    "environment_report": "env",
+    "expected_torchvision": "env",
+    "installed_torchvision": "env",
+    "last_verified": "env",
+    "print_environment": "env",
+    "read_cuda_facts": "env",
+    "torch_python_metadata": "env",
+    "torchvision_matches": "env",
+    "check_exercise": "exercises",
+    "RunLogger": "experiment",
+    "create_run_dir": "experiment",
+    "load_config": "experiment",
+    "read_metrics": "experiment",
+    "read_tensorboard_scalars": "experiment",
+    "save_config": "experiment",
+    "start_run": "experiment",
+    "export_onnx": "export",
+    "onnx_session": "export",
+    "verify_onnx": "export",
+    "glue": "glue",
+    "GradError": "gradcheck",
+    "autograd_grad": "gradcheck",
+    "compare_gradients": "gradcheck",
+    "numerical_grad": "gradcheck",
+    "MemoryReport": "measure",
+    "measure_memory": "measure",
+    "median_time": "measure",
+    "remeasure": "measure",
+    "GradNormRecorder": "monitor",
+    "NaNGuard": "monitor",
+    "has_nonfinite": "monitor",
+    "fingerprint": "seed",
+    "set_seed": "seed",
+    "SlowDataset": "slowdata",
+    "History": "train",
+    "StepInfo": "train",
+    "accuracy": "train",
+    "evaluate": "train",
+    "fit": "train",
+    "train_one_epoch": "train",
+    "NoisyDigits": "workers",
+    "OwnRngAugmented": "workers",
+    "PNGDataset": "workers",
+    "TorchAugmented": "workers",
+    "WhatTheWorkerSees": "workers",
+    "reseed_dataset_rng": "workers",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """Import ``name`` from its submodule on first use (a submodule itself is imported too)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        try:
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as err:
+            if err.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
