@@ -4,7 +4,8 @@ Run by ``make test`` after the build (``make html-test``). Chromium is Debian's 
 install chromium``; ``.ci/run`` installs it), driven by Playwright for Python through
 ``executable_path``, since Playwright's own browser download needs a network. Each page is
 opened from ``file://``; any request to anything else is aborted and counted as a failure.
-A screenshot of each page goes to ``_build/screenshots/`` for a person to look at, and a
+A screenshot of each page's first screen goes to ``_build/screenshots/`` for a person to look
+at (``BOOK_FULL_SCREENSHOTS=1``: the whole page, about 10 s more per long chapter), and a
 table of what was checked per page to ``_build/screenshots/pages.md``.
 """
 
@@ -24,6 +25,8 @@ from tools.chapter_format import chapters
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
+# a chapter is 50,000-80,000 px tall: encoding it whole took longer than auditing it
+FULL_SCREENSHOTS = bool(os.environ.get("BOOK_FULL_SCREENSHOTS"))
 CHROMIUM = os.environ.get("BOOK_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 WIDTH = 1280
 PHONE = 390
@@ -168,7 +171,7 @@ def visits(browser) -> dict[str, Visit]:
     for name in PAGES:
         page, visit = open_page(browser, (HTML / name).as_uri())
         results[name] = inspect(page, visit)
-        page.screenshot(path=shot_path(name), full_page=True)
+        page.screenshot(path=shot_path(name), full_page=FULL_SCREENSHOTS)
         loaded_failed = list(visit.failed)  # what failed while the page loaded
         dark_and_phone(page, visit)  # (a stylesheet re-read on a theme or width change and
         visit.failed = loaded_failed  # cut short by closing the page is not a load failure)
