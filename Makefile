@@ -34,7 +34,7 @@ help:
 	@echo "            EDITION=student); no command overwrites them"
 	@echo "make pdf    the book as PDFs in _build/pdf/ (both languages; after make book)"
 	@echo "make sync   regenerate notebooks/ from book/ (and book/zh/'s code, notebooks/zh/)"
-	@echo "make bench  time each notebook on this machine"
+	@echo "make bench  time each notebook on this machine (CELLS=N: also its N slowest cells)"
 	@echo "make stress run the chapters with timing claims 5 times, then 2 under load"
 	@echo "make stress-seeds  every chapter with all its seeds shifted, SEEDS=1,2,3,4,5"
 	@echo "make student            write the student edition (no solutions) into student/"
@@ -235,7 +235,7 @@ grade-class: $(STAMP)
 	  $(if $(REGRADE),--regrade)
 
 bench: $(STAMP)
-	"$(BIN)/python" -m tools.bench notebooks/*.ipynb
+	"$(BIN)/python" -m tools.bench $(if $(CELLS),--cells "$(CELLS)") notebooks/*.ipynb
 	"$(BIN)/python" -m tools.bench_train
 
 stress: $(STAMP)
