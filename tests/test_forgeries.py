@@ -12,9 +12,15 @@ import pytest
 from mini_chapter import HEADER, exercise, student_with
 
 from tools import grade_class
-from tools.trusted_check import check_program
+from tools.trusted_check import check_program, encode_argument
 
-# The small chapter of tests/mini_chapter.py, and a fourth exercise whose check uses torch
+# The small chapter of tests/mini_chapter.py, a fourth exercise whose check uses torch, and a
+# fifth whose check has a probe (it hooks a model it builds)
+PROBE_99_5 = ("def probe_ex99_5(x):\n    layer, tracked = torch.nn.Linear(3, 1), []\n"
+              "    hook = layer.register_forward_hook(\n"
+              "        lambda m, i, out: tracked.append(out.requires_grad))\n"
+              "    out = predict(layer, x)\n    hook.remove()\n"
+              "    return {'out': out, 'tracked': tracked, 'expected': layer(x).detach()}")
 BOOK = (HEADER
         + "```{code-cell} ipython3\nimport torch\n\nfrom helpers import check_exercise\n```\n\n"
         + exercise(1, "width = 16", '    assert width == 16, "the hidden width is 16"')
@@ -23,9 +29,18 @@ BOOK = (HEADER
         + exercise(3, 'answer = "wheel"', '    assert answer == "wheel", "wheel or driver?"')
         + exercise(4, "def scaled(x):\n    return 2 * x",
                    "    assert torch.allclose(scaled(torch.ones(3)), torch.full((3,), 2.0)), "
-                   '"scaled should double every entry"'))
+                   '"scaled should double every entry"')
+        # a fifth whose check watches the answer run: a probe (tools/trusted_check.py)
+        + exercise(5, "def predict(model, x):\n    with torch.no_grad():\n        return model(x)",
+                   '    seen = probe_ex99_5(torch.ones(2, 3))\n'
+                   '    assert seen["tracked"] == [False], "build no graph"\n'
+                   '    assert torch.equal(seen["out"], seen["expected"]), "run the model"'
+                   ).replace('```{code-cell} ipython3\nwith check_exercise("ex99-5")',
+                             '```{code-cell} ipython3\n' + PROBE_99_5
+                             + '\n\nwith check_exercise("ex99-5")'))
 SOLVED = {"ex99-1": "width = 16", "ex99-2": "def double(x):\n    return 2 * x",
-          "ex99-3": 'answer = "wheel"', "ex99-4": "def scaled(x):\n    return 2 * x"}
+          "ex99-3": 'answer = "wheel"', "ex99-4": "def scaled(x):\n    return 2 * x",
+          "ex99-5": "def predict(model, x):\n    with torch.no_grad():\n        return model(x)"}
 
 FORGE_LOG = ("import json, os\n"
              "with open(os.environ['BOOK_EXERCISES_LOG'], 'a') as log:\n"
@@ -80,6 +95,14 @@ FORGERIES = {
     "fake_grader_channel": ("ex99-1", (
         "import types\n_book_grader = types.SimpleNamespace(serve=lambda *a: None)\n"
         + FORGE_LOG + "width = 32")),
+    # a probe of its own (the check cell defines the book's again), and hooks that never fire
+    "own_probe": ("ex99-5", (
+        "def probe_ex99_5(x):\n    return {'out': x, 'tracked': [False], 'expected': x}\n"
+        "def predict(model, x):\n    return model(x)")),
+    "hooks_disabled": ("ex99-5", (
+        "import types\ntorch.nn.Module.register_forward_hook = (\n"
+        "    lambda self, hook: types.SimpleNamespace(remove=lambda: None))\n"
+        "def predict(model, x):\n    return model(x)")),
     "exit_after_forging": ("ex99-1", FORGE_LOG + "import os\nos._exit(0)"),
     # a report line of its own on the grader's stdout, then the grader killed: the batch
     # takes only the line that carries the secret it sent the grader
@@ -117,7 +140,7 @@ def test_there_are_at_least_eight_forgeries():
 def test_the_control_passes(graded):
     table, _ = graded
     row = table["00_solved.ipynb"]
-    assert [row[f"ex99-{n}"] for n in (1, 2, 3, 4)] == ["passed"] * 4, row
+    assert [row[f"ex99-{n}"] for n in (1, 2, 3, 4, 5)] == ["passed"] * 5, row
     assert not row["note"] and not row["errors"]
 
 
@@ -136,6 +159,7 @@ def test_forged_answers_get_the_books_hint_or_why_they_cannot_be_checked(graded)
     assert table["log_line.ipynb"]["ex99-1"] == "failed"
     assert table["patched_torch.ipynb"]["ex99-4"] == "failed"
     assert table["equal_to_anything.ipynb"]["ex99-3"] == "failed"
+    assert table["hooks_disabled.ipynb"]["ex99-5"] == "failed"  # a probe's record is checked
     assert table["kill_the_grader.ipynb"]["note"].startswith("the grader stopped")
     # the other exercises of a forging notebook are still graded on their (right) answers
     assert table["own_check_exercise.ipynb"]["ex99-2"] == "passed"
@@ -148,3 +172,21 @@ def test_the_check_reads_only_the_with_block_and_the_notebook_names():
     program, reads = check_program(source, "ex99-1")
     assert reads == ["f", "x", "y", "z"]  # not copy (imported), got (bound first), len
     assert "rmtree" not in __import__("ast").unparse(program)  # clean-up is not the check
+
+
+def test_a_probe_runs_in_the_notebook_and_only_its_data_is_checked():
+    source = ("def probe_ex99_1(seed):\n    model = make_model()\n    return answer(model, seed)\n"
+              "\nwith check_exercise(\"ex99-1\"):\n    seen = probe_ex99_1(3)\n"
+              "    assert seen[\"ok\"], expected\n")
+    program, reads = check_program(source, "ex99-1")
+    text = __import__("ast").unparse(program)
+    assert "def probe_ex99_1" not in text and "make_model" not in text  # not re-run here
+    assert reads == ["expected", "probe_ex99_1"]  # the probe is the notebook's function
+
+
+def test_devices_and_dtypes_cross_to_the_notebook_as_names():
+    import torch
+
+    assert encode_argument([torch.device("cpu"), torch.float16]) == [
+        {"__book_grader__": "device", "name": "cpu"},
+        {"__book_grader__": "dtype", "name": "float16"}]

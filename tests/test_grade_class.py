@@ -13,7 +13,7 @@ import pytest
 from mini_chapter import HEADER, MINI, exercise, student_with
 
 from tools import grade_class
-from tools.chapter_format import ipynb_from_myst
+from tools.chapter_format import BOOK, chapters, ipynb_from_myst
 
 OTHER = (HEADER.replace("# 99 ·", "# 98 ·")
          + "```{code-cell} ipython3\nfrom helpers import check_exercise\n```\n\n"
@@ -204,3 +204,23 @@ def test_default_time_limit_follows_the_stated_run_time(tmp_path):
     assert grade_class.default_timeout(chapter) == grade_class.TIME_FLOOR_S
     chapter.write_text("# 99\n", encoding="utf-8")
     assert grade_class.default_timeout(chapter) == 600
+
+
+def test_make_grade_uses_the_same_default_limit(tmp_path, monkeypatch):
+    """`make grade` without TIMEOUT= takes its chapter's limit from the rule grade-class uses
+    (one home: tools.grade.default_timeout), and TIMEOUT= still overrides it."""
+    from tools import grade as grade_tool
+
+    assert grade_class.default_timeout is grade_tool.default_timeout
+    chapter = next(c for c in chapters(BOOK) if c.name.startswith("03_"))
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        'with check_exercise("ex03-1"):\n    pass')])
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(notebook, path)
+    seen = []
+    monkeypatch.setattr(grade_tool, "execute_graded",
+                        lambda nb, workdir, timeout, checks=None: seen.append(timeout))
+    grade_tool.grade(path)
+    grade_tool.grade(path, timeout=7)
+    assert seen == [grade_class.default_timeout(chapter), 7]
+    assert seen[0] != 600  # the chapter states its run time

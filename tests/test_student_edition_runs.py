@@ -17,6 +17,7 @@ import pytest
 
 from tools.chapter_format import chapters, exercise_labels
 from tools.student_edition import run_student_edition
+from tools.trusted_check import SANDBOX_ONLY
 
 ANSWERS = Path(__file__).resolve().parent / "wrong_answers"
 
@@ -56,6 +57,8 @@ def test_student_edition_runs_and_checks_reject_wrong_answers(chapter, tmp_path)
             if attempt.status != "passed":
                 problems.append(f"{attempt.label} solution: {attempt.status} {attempt.message} "
                                 f"{attempt.answer_error}")
+            elif not attempt.verified and attempt.label not in SANDBOX_ONLY:
+                problems.append(f"{attempt.label} solution: passed, but not by the grader's run")
             continue
         number = int(attempt.kind.split()[1])
         hint = wrong[attempt.label][number - 1][1]

@@ -10,9 +10,11 @@ Whose verdict counts (issue 34): the notebook's own check (in its kernel) gives 
 hint, and a "failed" there is final; a "passed" there is only a claim, since the submission's
 code could have written it. The grader then runs the *book's* check code itself, in this
 process, where no submission code runs, on the answer taken across as data
-(tools/trusted_check.py), and that run's verdict is the grade. The few exercises whose check
-must watch the answer's code while it runs (``SANDBOX_ONLY``) keep the kernel's verdict and
-are reported as not verified.
+(tools/trusted_check.py), and that run's verdict is the grade. A check that must watch the
+answer's code while it runs has a probe (``def probe_...`` in its cell) that the grader calls in
+the kernel for data; an exercise listed in ``SANDBOX_ONLY`` (none now) would keep the kernel's
+verdict and be reported as not verified. Each cell's time limit is ``TIMEOUT=`` or, by default,
+the one ``make grade-class`` gives a notebook of that chapter (:func:`default_timeout`).
 
 :func:`execute_graded` is the one implementation behind ``make grade``, ``make grade-class``
 (each submission runs ``python -m tools.grade --json`` in its sandbox) and the student-edition
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -39,6 +42,17 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from helpers.exercises import EXERCISES_LOG_ENV_VAR
 from tools.chapter_format import BOOK, CHECK_RE, STUB_RE, chapters
 from tools.trusted_check import SANDBOX_ONLY, BookCheck, Bridge, book_checks, run_book_check
+
+TIME_FACTOR, TIME_FLOOR_S = 5, 120  # default limit: 5x the chapter's stated run time, >= 120 s
+STATED_RE = re.compile(r"^\*Runs in about (\d+) s\b", re.MULTILINE)
+
+
+def default_timeout(chapter: Path | None) -> int:
+    """Seconds a notebook of ``chapter`` may run: TIME_FACTOR x its stated run time, at least
+    TIME_FLOOR_S (600 s for a chapter that states none, or no chapter). The one rule behind
+    ``make grade`` (a cell's limit) and ``make grade-class`` (a whole notebook's)."""
+    stated = STATED_RE.search(chapter.read_text(encoding="utf-8")) if chapter else None
+    return max(TIME_FLOOR_S, TIME_FACTOR * int(stated[1])) if stated else 600
 
 
 @dataclass
@@ -179,13 +193,20 @@ def execute_graded(notebook, workdir: Path, timeout: int = 600,
     return report
 
 
-def checks_for(notebook, book: Path = BOOK) -> dict[str, BookCheck]:
-    """The book's checks of the chapter that the notebook's check cells name (none if they
-    name no chapter, or several)."""
+def chapter_of(notebook, book: Path = BOOK) -> Path | None:
+    """The book's chapter that the notebook's check cells name (None if they name no chapter,
+    or several)."""
     numbers = {m["label"][2:4] for cell in notebook.cells if cell.cell_type == "code"
                for m in CHECK_RE.finditer(cell.source)}
     found = [c for c in chapters(book) if len(numbers) == 1 and c.name[:2] in numbers]
-    return book_checks(found[0]) if found else {}
+    return found[0] if found else None
+
+
+def checks_for(notebook, book: Path = BOOK) -> dict[str, BookCheck]:
+    """The book's checks of the chapter that the notebook's check cells name (none if they
+    name no chapter, or several)."""
+    chapter = chapter_of(notebook, book)
+    return book_checks(chapter) if chapter is not None else {}
 
 
 def _grade_cells(notebook, session: Session, report: Report,
@@ -220,11 +241,14 @@ def _grade_cells(notebook, session: Session, report: Report,
             report.other_errors.append(f"cell {index}: {error[0]}: {error[1]}")
 
 
-def grade(path: Path, timeout: int = 600, chapter: Path | None = None) -> Report:
+def grade(path: Path, timeout: int | None = None, chapter: Path | None = None) -> Report:
     """Run the notebook at ``path`` in a fresh kernel (in its folder) and grade it against
-    ``chapter``'s checks (by default, the chapter its check cells name)."""
+    ``chapter``'s checks (by default, the chapter its check cells name). ``timeout``: seconds
+    per cell; None: that chapter's :func:`default_timeout`."""
     notebook = nbformat.read(path, as_version=4)
     checks = book_checks(chapter) if chapter is not None else None
+    if timeout is None:
+        timeout = default_timeout(chapter if chapter is not None else chapter_of(notebook))
     return execute_graded(notebook, path.parent.resolve(), timeout, checks=checks)
 
 
@@ -245,7 +269,9 @@ def print_report(report: Report) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("notebook", type=Path)
-    parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    parser.add_argument("--timeout", type=int, default=None,
+                        help=f"seconds per cell (default: {TIME_FACTOR}x the chapter's stated "
+                        f"run time, at least {TIME_FLOOR_S})")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--chapter-file", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--token-from-stdin", action="store_true", help=argparse.SUPPRESS)

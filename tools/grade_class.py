@@ -49,11 +49,10 @@ from tqdm import tqdm
 
 from helpers.atomic import write_atomically
 from tools.chapter_format import BOOK, CHECK_RE, ROOT, chapters
+from tools.grade import TIME_FACTOR, TIME_FLOOR_S, default_timeout  # the one rule
 from tools.trusted_check import SANDBOX_ONLY, book_check_cells
 
 STARTUP_S = 30  # starting the grader and its kernel, on top of a notebook's time limit
-TIME_FACTOR, TIME_FLOOR_S = 5, 120  # default limit: 5x the chapter's stated run time, >= 120 s
-STATED_RE = re.compile(r"^\*Runs in about (\d+) s\b", re.MULTILINE)
 CANARY = "do-not-delete.txt"  # put beside each submission: gone means the notebook deleted it
 
 
@@ -73,13 +72,6 @@ class Row:
 
 
 check_cells = book_check_cells  # the check cell of each exercise, as the book has it
-
-
-def default_timeout(chapter: Path) -> int:
-    """Seconds a notebook of ``chapter`` may run: TIME_FACTOR x its stated run time, at least
-    TIME_FLOOR_S (600 s for a chapter that states none)."""
-    stated = STATED_RE.search(chapter.read_text(encoding="utf-8"))
-    return max(TIME_FLOOR_S, TIME_FACTOR * int(stated[1])) if stated else 600
 
 
 def _normal(source: str) -> str:

@@ -76,6 +76,7 @@ class Attempt:
     status: str  # the check's verdict: passed / failed / not attempted, or "no verdict"
     message: str
     answer_error: str = ""  # what the answer cell itself raised, if anything
+    verified: bool = False  # the verdict is the grader's own run of the book's check
 
 
 @dataclass
@@ -126,8 +127,10 @@ def run_student_edition(chapter: Path, wrong_answers: dict[str, list[str]],
             if not any(v.get("label") == label for v in verdicts):
                 attempts.append(Attempt(label, kind, "no verdict", "", "; ".join(errors)))
             else:  # graded as make grade grades it: the kernel's claim, then the book's check
-                status, message, _ = session.verdict_of(label, verdicts, cell_error(checked))
-                attempts.append(Attempt(label, kind, status, message, "; ".join(errors)))
+                status, message, verified = session.verdict_of(label, verdicts,
+                                                               cell_error(checked))
+                attempts.append(Attempt(label, kind, status, message, "; ".join(errors),
+                                        verified))
             restore, _ = runner.run_source(_RESTORE, index)  # each try starts afresh
             if (error := cell_error(restore)) is not None:
                 raise RuntimeError(f"{label}: restoring the notebook's state failed: {error}")

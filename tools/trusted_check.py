@@ -19,11 +19,23 @@ from that run. The names the check reads cross the boundary as follows:
   says why. So a "passed" here means the answer's values, and its functions' outputs on the
   check's own inputs, satisfied the book's assertions, computed by the grader.
 
-Exercises whose check must watch the answer's code *while it runs* (hooks on a model the check
-builds, the random generators it restores, a mode that records torch calls, objects it changes
-in place) cannot be re-run this way: :data:`SANDBOX_ONLY` lists them, with the reason; for
-those the grader still takes the verdict of the check in the sandbox, and says so (see the
-README's instructor section).
+A check that must watch the answer's code *while it runs* (hooks on a model the check builds,
+the random generators it restores, a mode that records torch calls, objects it changes in
+place) splits its cell in two: a **probe**, ``def probe_<label>(...)`` before the ``with
+check_exercise`` block, which runs the answer in the notebook on inputs the check passes and
+returns plain data only (the evidence: outputs, gradients, hook records, flags), and the
+**verdict**, the block's assertions on that data. The grader's run leaves the probe's ``def``
+out (:func:`check_program`) and calls the notebook's probe through the bridge, so only its
+data crosses, and computes the verdict here. What a probe can and cannot guarantee: its code
+is the book's, and it runs after the answer, on a model it builds; but it runs in the
+submission's process, so a submission that tampers with its own kernel (patches torch or the
+chapter's functions, rewrites later cells) can make it return any data. The verdicts
+therefore check that the data is consistent where the grader can tell cheaply (shapes, counts,
+values recomputed here from the check's own inputs); evidence only the sandbox can see (that a
+forward pass built no graph, which torch functions were called, how many backward passes ran)
+is, in the end, the submission's report. :data:`SANDBOX_ONLY` lists the exercises still
+graded by the sandbox's verdict alone, with the reason (none now); the summary says so for
+those (see the README's instructor section).
 """
 
 from __future__ import annotations
@@ -42,28 +54,19 @@ import nbformat
 
 from tools.chapter_format import CHECK_RE, STUB_RE, ipynb_from_myst, student_text
 
-# Exercises the grader cannot re-check outside the submission's process, and why. The student-
-# edition test proves the rest: every solution passes the grader's own run of its check.
-SANDBOX_ONLY = {
-    "ex00-2": "the check hooks a model it builds, to see that the answer runs it under no_grad",
-    "ex03-1": "the check trains models with optimizers it builds, in place",
-    "ex03-2": "the check hooks the model inside the answer's call",
-    "ex03-3": "the check freezes a parameter of the model in place",
-    "ex04-1": "the check copies the models and changes a weight in place",
-    "ex05-3": "the check records the torch calls the answer makes, and backpropagates through it",
-    "ex06-1": "the check passes optimizers it builds",
-    "ex06-2": "the check hooks the model inside the answer's call",
-    "ex06-3": "the check hooks the blocks and measures memory while the answer runs",
-    "ex07-1": "the answer restores the random generators of its own process",
-    "ex07-2": "the check subclasses the chapter's model and loads weights in place",
-    "ex07-4": "the check wraps the chapter's model in DataParallel and torch.compile",
-    "ex08-1": "the check subclass-tests the answer's model and exports it to ONNX",
-    "ex08-2": "the check passes a function of its own to the answer",
-    "ex08-3": "the check exports the answer's model to ONNX",
-    "ex09-2": "the check rebinds make_model inside the answer's call",
-}
+# Exercises the grader cannot re-check outside the submission's process, and why (label ->
+# reason). The student-edition test proves the rest: every solution passes the grader's own run
+# of its check. Empty since every check that watches the answer runs it in a probe.
+SANDBOX_ONLY: dict[str, str] = {}
 
 MARK = "__book_grader__"  # the key of an encoded non-plain value
+
+# A check cell may begin with ``def probe_<label>(...)``: code that must watch the answer
+# while it runs (hooks on a model it builds, the random generators, a model changed in place)
+# and returns only plain data. The grader's run of the check leaves the def out and calls the
+# notebook's probe instead (see check_program); the verdict is the ``with`` block's
+# assertions on that data, computed here.
+PROBE_PREFIX = "probe_"
 
 
 class CannotCross(Exception):  # noqa: N818 (the learner reads its message as the hint)
@@ -112,11 +115,16 @@ def book_imports(chapter: Path) -> dict[str, tuple[str, str | None]]:
 def check_program(source: str, label: str) -> tuple[ast.Module, list[str]]:
     """The statements of a check cell up to its ``with check_exercise(label)`` block (what comes
     after it, such as clean-up, is not part of the check), and the names they read from the
-    notebook (not builtins, not names the check binds before reading them)."""
+    notebook (not builtins, not names the check binds before reading them).
+
+    A probe (a top-level ``def probe_...`` before the block, see :data:`PROBE_PREFIX`) is left
+    out: the check's call of it is a read of the notebook's function, so it runs there, on the
+    arguments the check passes, and only what it returns comes back, as data."""
     tree = ast.parse(source)
     end = next(i for i, node in enumerate(tree.body) if isinstance(node, ast.With)
                and _is_check(node.items[0].context_expr, label))
-    body = ast.Module(body=tree.body[:end + 1], type_ignores=[])
+    body = ast.Module(body=[node for node in tree.body[:end + 1] if not _is_probe(node)],
+                      type_ignores=[])
     first_load: dict[str, tuple[int, int]] = {}
     first_store: dict[str, tuple[int, int]] = {}
     local = {n.id for c in ast.walk(body) if isinstance(c, ast.comprehension)
@@ -141,6 +149,10 @@ def check_program(source: str, label: str) -> tuple[ast.Module, list[str]]:
                    and name not in local
                    and (name not in first_store or where < first_store[name]))
     return body, reads
+
+
+def _is_probe(node: ast.stmt) -> bool:
+    return isinstance(node, ast.FunctionDef) and node.name.startswith(PROBE_PREFIX)
 
 
 def _is_check(node: ast.expr, label: str) -> bool:
@@ -426,6 +438,10 @@ def encode_argument(value, depth: int = 0):
         return object.__getattribute__(value, "_ref")
     if kind is torch.Generator:
         return {MARK: "generator", "state": value.get_state(), "device": str(value.device)}
+    if kind is torch.device:  # e.g. model.to(device) on a model in the notebook
+        return {MARK: "device", "name": str(value)}
+    if kind is torch.dtype:
+        return {MARK: "dtype", "name": str(value).split(".")[-1]}
     if kind in (list, tuple):
         return kind(encode_argument(v, depth + 1) for v in value)
     if kind in (dict, OrderedDict):
