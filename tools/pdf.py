@@ -11,7 +11,11 @@ wrap instead of running off the page; a cell whose input the site folds (``hide-
 prints its output only, as the site shows it; solutions are printed open under each exercise
 in the book PDF, and left out of the student PDF (``--edition student``:
 ``pytorch-in-practice-student.pdf``). The Chinese PDF embeds a CJK font (WenQuanYi Micro Hei,
-Debian's ``fonts-wqy-microhei``; ``.ci/run`` installs it).
+Debian's ``fonts-wqy-microhei``; ``.ci/run`` installs it). Chromium prints with whatever font
+the machine has, so the Chinese PDF is read back before it is written: without a usable CJK
+font (no CJK font among its fonts, or text that extracts as Kangxi radicals, ⼀ for 一, as
+seen with Noto CJK alone) ``make pdf`` fails naming the fix and writes no file
+(:func:`cjk_problems`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import argparse
 import io
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -30,7 +35,7 @@ from pathlib import Path
 
 import yaml
 
-from tools.chapter_format import ROOT
+from tools.chapter_format import CJK_RE, ROOT
 
 HTML = ROOT / "_build" / "html"
 OUT = ROOT / "_build" / "pdf"
@@ -93,6 +98,21 @@ OVERFLOW_JS = """w => {
     return out; }"""
 PRINTABLE_PX = round((A4_MM[0] - MARGIN_MM["left"] - MARGIN_MM["right"]) * 96 / 25.4)
 DROP_SOLUTIONS = "document.querySelectorAll('.solution').forEach(e => e.remove());"
+
+# The Chinese PDF's fonts and text, read back before it is written (cjk_problems)
+CJK_FONT_RE = re.compile(r"WenQuanYi|wqy|Noto\w*CJK|Source\w*Han|SimSun|SimHei|PingFang|"
+                         r"Hiragino\w*GB|Microsoft\w*YaHei|Droid\w*Fallback", re.I)
+# Kangxi radicals and the CJK radicals supplement: Chinese prose never uses them, but text
+# printed with a font that maps 一, 人, 大 ... to the radicals' code points extracts as them
+RADICAL_RE = re.compile(r"[\u2e80-\u2eff\u2f00-\u2fdf]")
+RADICAL_SHARE = 0.002  # of the CJK characters: above this, the font's mapping is wrong
+CJK_FIX = ("install WenQuanYi Micro Hei, the font the Chinese PDF is printed with (Debian/Ubuntu:"
+           " `apt-get install fonts-wqy-microhei`; `fc-match 'WenQuanYi Micro Hei'` should then"
+           " name it), and run `make pdf` again")
+
+
+class CJKFontError(RuntimeError):
+    """The Chinese PDF came out without a usable CJK font (so it was not written)."""
 
 
 @dataclass(frozen=True)
@@ -244,11 +264,57 @@ def print_edition(browser, edition: Edition, out: Path = OUT, html: Path = HTML,
     tmp = target.with_suffix(".pdf.tmp")
     with tmp.open("wb") as sink:
         writer.write(sink)
+    if edition.lang == "zh":
+        try:
+            check_cjk(tmp)
+        except CJKFontError:
+            tmp.unlink()
+            raise
     tmp.replace(target)
     layout_report(target).write_text(json.dumps(overflow, ensure_ascii=False, indent=1),
                                      encoding="utf-8")
     publish(target, html)
     return target
+
+
+def cjk_problems(text: str, font_names: list[str]) -> list[str]:
+    """What is wrong with a Chinese PDF whose extracted text is ``text`` and whose pages use
+    the fonts ``font_names`` (``/BaseFont`` names): empty when it has a CJK font and its text
+    reads as Chinese."""
+    problems = []
+    if not any(CJK_FONT_RE.search(name) for name in font_names):
+        problems.append("no CJK font among its fonts ("
+                        + ", ".join(sorted(set(font_names))[:8]) + ")")
+    ideographs, radicals = len(CJK_RE.findall(text)), RADICAL_RE.findall(text)
+    if not ideographs and not radicals:
+        problems.append("its text has no Chinese characters")
+    elif len(radicals) > RADICAL_SHARE * (ideographs + len(radicals)):
+        problems.append(f"{len(radicals)} of its {ideographs + len(radicals)} CJK characters "
+                        f"extract as Kangxi radicals (e.g. {''.join(sorted(set(radicals))[:5])})"
+                        ": the font that printed them maps 一, 人, 大 ... to radicals")
+    return problems
+
+
+def pdf_fonts_and_text(reader, most: int = 60) -> tuple[list[str], str]:
+    """The font names and the extracted text of up to ``most`` pages spread over ``reader``."""
+    step = max(1, len(reader.pages) // most)
+    names, texts = [], []
+    for page in list(reader.pages)[::step]:
+        for ref in page.get("/Resources", {}).get("/Font", {}).values():
+            names.append(str(ref.get_object().get("/BaseFont", "")).lstrip("/"))
+        texts.append(page.extract_text() or "")
+    return names, "\n".join(texts)
+
+
+def check_cjk(path: Path) -> None:
+    """Raise :class:`CJKFontError` (naming the fix) when the Chinese PDF at ``path`` has no
+    usable CJK font."""
+    from pypdf import PdfReader
+
+    font_names, text = pdf_fonts_and_text(PdfReader(path))
+    if problems := cjk_problems(text, font_names):
+        raise CJKFontError(f"the Chinese PDF has no usable CJK font: {'; '.join(problems)}. "
+                           f"To fix: {CJK_FIX}.")
 
 
 def layout_report(pdf_path: Path) -> Path:
@@ -331,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
             start = time.perf_counter()
             try:
                 path = print_edition(browser, Edition(lang, args.edition == "student"))
-            except FileNotFoundError as err:
+            except (FileNotFoundError, CJKFontError) as err:
                 print(f"make pdf: {err}", file=sys.stderr)
                 return 2
             from pypdf import PdfReader

@@ -503,6 +503,8 @@ def zh_config(root: Path = ROOT) -> dict:
         "language_link_hreflang": "en",
         "language_link_other_source": str(root / "book"),
         "language_link_other_url": "../book/",
+        # each figure's text alternative in Chinese (book/_ext/figure_alt.py)
+        "figure_alt_key": "alt_zh",
         # the glossary's terms as jieba words, so that 梯度裁剪 is one search term (build())
         "html_search_options": {"dict": str(root / "_build" / ZH / SEARCH_WORDS)},
     })
