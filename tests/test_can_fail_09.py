@@ -214,3 +214,31 @@ def test_c66_unused_parameter_error_unnamed_or_unfixed_fails():
         verdict("", "", [], True)
     with pytest.raises(AssertionError):  # find_unused_parameters=True did not fix it
         verdict(UNUSED, UNUSED_DETAIL, named(UNUSED_DETAIL), False)
+
+
+TIMED_OUT = ("RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] "
+             "Timed out waiting 2000ms for recv operation to complete")
+
+
+def test_c58_uneven_inputs_that_finish_without_join_or_drift_under_it_fail():
+    """Join simulated in one process (the chapter's replay_uneven: both replicas end with its
+    parameters) passes; a run without Join that finished, a Join that stopped a rank early,
+    and replicas left apart at the end fail."""
+    make_model = chapter_function(CHAPTER, "make_model")
+    g = torch.Generator().manual_seed(0)
+    data = (torch.randn(256, 64, generator=g), torch.randint(0, 10, (256,), generator=g))
+    replay = chapter_function(CHAPTER, "replay_uneven", found=[{"data": data}],
+                              make_model=make_model)
+    verdict = chapter_function(CHAPTER, "verdict_c58")
+    steps, replayed = (3, 5), replay((3, 5))
+    no_join = [("finished", 3), (TIMED_OUT, 3)]
+    joined = [(3, replayed), (5, replayed)]
+    verdict(no_join, joined, replayed, steps)  # the claim's world
+    with pytest.raises(AssertionError):  # no hang: rank 1 finished its 5 steps alone
+        verdict([("finished", 3), ("finished", 5)], joined, replayed, steps)
+    with pytest.raises(AssertionError):  # Join stopped rank 1 when rank 0 ran out
+        verdict(no_join, [(3, replayed), (3, replayed)], replayed, steps)
+    with pytest.raises(AssertionError):  # no final sync: rank 0 kept its own 3-step weights
+        verdict(no_join, [(3, replay((3, 3))), (5, replayed)], replayed, steps)
+    with pytest.raises(AssertionError):  # both agree, but not on Join's rule (no zeros)
+        verdict(no_join, [(3, replay((5, 5))), (5, replay((5, 5)))], replayed, steps)

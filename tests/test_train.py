@@ -1,4 +1,5 @@
 import math
+import warnings
 
 import pytest
 import torch
@@ -155,6 +156,60 @@ def test_fit_can_stop_at_the_first_non_finite_loss():
                         torch.optim.SGD(model.parameters(), lr=0.1), stop_on_nonfinite="yes")
 
 
+def train_with_an_infinite_gradient_at_step_1(**options):
+    """One epoch whose loss stays finite while step 1's gradient holds an infinity (a hook
+    plants it): the case a loss check cannot see. Returns (how it ended, the model, history)."""
+    model, calls, history = make_model(), [], History()
+
+    def plant(grad):
+        calls.append(None)
+        return grad.index_fill(1, torch.tensor([0]), math.inf) if len(calls) == 2 else grad
+
+    model[0].weight.register_hook(plant)
+    try:
+        with warnings.catch_warnings():  # the NaN loss after the bad update warns: expected
+            warnings.simplefilter("ignore", RuntimeWarning)
+            train_one_epoch(model, DataLoader(make_data(64), 16), nn.functional.cross_entropy,
+                            torch.optim.SGD(model.parameters(), lr=0.1), history=history,
+                            **options)
+    except FloatingPointError as err:
+        return str(err), model, history
+    return "finished", model, history
+
+
+def finite(model):
+    return all(bool(torch.isfinite(p).all()) for p in model.parameters())
+
+
+@pytest.mark.parametrize("max_grad_norm", [1.0, None])
+def test_stop_on_nonfinite_grad_stops_before_the_update(max_grad_norm):
+    """C80 in fit: clip_grad_norm_(..., error_if_nonfinite=True) (get_total_norm's, without
+    clipping) raises before optimizer.step(); without the option, or with the loss check only,
+    the infinite gradient reaches the weights."""
+    ended, model, history = train_with_an_infinite_gradient_at_step_1(
+        max_grad_norm=max_grad_norm, stop_on_nonfinite_grad=True)
+    assert ended.startswith("non-finite total gradient norm at epoch 0, step 1 ")
+    assert finite(model) and len(history.step_loss) == 1  # step 0 applied and read, 1 not
+    for options in ({}, {"stop_on_nonfinite": True}):
+        ended, model, _ = train_with_an_infinite_gradient_at_step_1(
+            max_grad_norm=max_grad_norm, **options)
+        assert not finite(model), (options, ended)  # the loss check stops one step late
+    with pytest.raises(TypeError, match="stop_on_nonfinite_grad must be True or False"):
+        fit(make_model(), DataLoader(make_data(), 16), None, nn.functional.cross_entropy,
+            torch.optim.SGD(make_model().parameters(), lr=0.1), epochs=1, progress=False,
+            stop_on_nonfinite_grad=1)
+
+
+def test_fit_passes_stop_on_nonfinite_grad_on():
+    model = make_model()
+    model[0].weight.register_hook(lambda g: g.index_fill(1, torch.tensor([0]), math.nan))
+    with pytest.raises(FloatingPointError, match="epoch 0, step 0 "):
+        fit(model, DataLoader(make_data(), 16), None, nn.functional.cross_entropy,
+            torch.optim.SGD(model.parameters(), lr=0.1), epochs=1, progress=False,
+            max_grad_norm=1.0, stop_on_nonfinite_grad=True)
+    assert finite(model)
+
+
 def test_an_optimizer_of_another_model_is_refused():
     model, other = make_model(0), make_model(1)
     before = [p.clone() for p in model.parameters()]
@@ -308,6 +363,56 @@ def test_values_are_read_every_read_every_steps(monkeypatch):
                     torch.optim.SGD(model.parameters(), lr=0.1), on_step=seen.append)
     assert len(history.step_loss) == 9 and history.step_loss == [i.loss for i in seen]
     assert history.step_grad_norm == [i.grad_norm for i in seen]
+
+
+def reads_of_one_evaluation(n_batches: int, metric=accuracy) -> int:
+    batches = list(DataLoader(make_data(16 * n_batches), batch_size=16))
+    model = make_model()
+    with HostReads() as reads:
+        evaluate(model, batches, nn.functional.cross_entropy, metric)
+    return reads.count
+
+
+def test_evaluate_reads_the_device_once_not_once_per_batch(monkeypatch):
+    """Like chapter 03's validation loop: no .item() (nor accuracy's finiteness check) per
+    batch; the sums stay on the device and are read in one transfer. The old per-batch
+    .item() and accuracy made 3 reads a batch (3 -> 9, 9 -> 27) and fail here."""
+    assert reads_of_one_evaluation(3) == reads_of_one_evaluation(9) == 1
+    on_device = lambda logits, targets: (logits.argmax(1) == targets).float().mean()  # noqa: E731
+    assert reads_of_one_evaluation(3, on_device) == reads_of_one_evaluation(9, on_device) == 1
+    monkeypatch.setattr(train_module, "READ_EVERY", 4)
+    assert reads_of_one_evaluation(9) == 3
+
+
+def evaluate_reading_every_batch(model, loader, loss_fn, metric=accuracy):
+    """helpers.evaluate as it was: .item() and the metric's own read at every batch."""
+    model.eval()
+    total_loss = total_metric = 0.0
+    n_seen = 0
+    with torch.no_grad():
+        for inputs, targets in loader:
+            outputs = model(inputs)
+            total_loss += loss_fn(outputs, targets).item() * len(inputs)
+            total_metric += metric(outputs, targets) * len(inputs)
+            n_seen += len(inputs)
+    return {"loss": total_loss / n_seen, "metric": total_metric / n_seen}
+
+
+def test_evaluate_gives_the_same_numbers_as_reading_every_batch():
+    loader = DataLoader(make_data(100, 4), batch_size=16)  # a last batch of 4
+    model = make_model(3)
+    assert evaluate(model, loader, nn.functional.cross_entropy) == \
+        evaluate_reading_every_batch(model, loader, nn.functional.cross_entropy)  # bit for bit
+    half = lambda logits, targets: 0.5  # noqa: E731  (a metric that returns a float)
+    assert evaluate(model, loader, nn.functional.cross_entropy, half) == \
+        evaluate_reading_every_batch(model, loader, nn.functional.cross_entropy, half)
+
+
+def test_evaluate_still_refuses_non_finite_logits():
+    with pytest.raises(ValueError, match="not finite .* in 1 of 16 rows"):
+        evaluate(make_model(), nan_in_second_batch_loader(), nn.functional.cross_entropy)
+    with pytest.raises(TypeError, match="loss_fn"):
+        evaluate(make_model(), DataLoader(make_data(), 16), lambda o, t: 1.0)
 
 
 def test_without_clipping_the_gradients_are_left_as_they_are():

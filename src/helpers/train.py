@@ -60,6 +60,16 @@ def accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
     Logits holding a NaN or an infinity raise ``ValueError``: ``argmax`` of a row of NaNs is
     0, so a diverged model would score the share of class 0 (all of it, on a batch of 0s).
     """
+    share, bad = _accuracy_on_device(logits, targets)
+    if bad.item():
+        _raise_nonfinite_logits(int(bad), len(logits))
+    return share.item()
+
+
+def _accuracy_on_device(logits: torch.Tensor,
+                        targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`accuracy` without reading the device: (the share of correct rows, the number of
+    rows with a NaN or an infinity), both 0-dim tensors where ``logits`` is."""
     require_instance("logits", logits, torch.Tensor)
     require_instance("targets", targets, torch.Tensor)
     if logits.ndim != 2 or targets.shape != logits.shape[:1]:
@@ -67,11 +77,16 @@ def accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
             f"expected logits (N, C) and targets (N,), got {tuple(logits.shape)} "
             f"and {tuple(targets.shape)}"
         )
-    if logits.is_floating_point() and not bool(torch.isfinite(logits).all()):
-        bad = int((~torch.isfinite(logits)).any(dim=1).sum())
-        raise ValueError(f"logits are not finite (NaN or inf) in {bad} of {len(logits)} rows: "
-                         "the model has diverged; accuracy of such logits means nothing")
-    return (logits.argmax(dim=1) == targets).float().mean().item()
+    if logits.is_floating_point():
+        bad = (~torch.isfinite(logits)).any(dim=1).sum()
+    else:
+        bad = logits.new_zeros((), dtype=torch.long)
+    return (logits.argmax(dim=1) == targets).float().mean(), bad
+
+
+def _raise_nonfinite_logits(bad: int, rows: int) -> None:
+    raise ValueError(f"logits are not finite (NaN or inf) in {bad} of {rows} rows: "
+                     "the model has diverged; accuracy of such logits means nothing")
 
 
 def _model_device(model: nn.Module) -> torch.device:
@@ -145,6 +160,7 @@ def train_one_epoch(
     epoch: int = 0,
     progress: bool = False,
     stop_on_nonfinite: bool = False,
+    stop_on_nonfinite_grad: bool = False,
 ) -> float:
     """Train for one pass over ``loader`` and return the mean training loss (per sample).
 
@@ -161,11 +177,17 @@ def train_one_epoch(
     At the first NaN or infinite loss it warns (``RuntimeWarning``, when the values are read)
     and trains on, so that a divergence can be studied from ``history``;
     ``stop_on_nonfinite=True`` raises ``FloatingPointError`` (naming the epoch and step) there
-    instead, before its backward pass. An optimizer that holds none of the model's parameters
-    raises ``ValueError``.
+    instead, before its backward pass. ``stop_on_nonfinite_grad=True`` raises
+    ``FloatingPointError`` when the total gradient norm is NaN or infinite, before
+    ``optimizer.step()``, so the weights stay those of the previous step: it passes
+    ``error_if_nonfinite=True`` to ``clip_grad_norm_`` (or to ``get_total_norm`` without
+    clipping), which reads the norm every step, and catches a finite loss with non-finite
+    gradients that ``stop_on_nonfinite`` cannot see (chapter 05, C80). An optimizer that holds
+    none of the model's parameters raises ``ValueError``.
     """
     require_bool("progress", progress)
     require_bool("stop_on_nonfinite", stop_on_nonfinite)
+    require_bool("stop_on_nonfinite_grad", stop_on_nonfinite_grad)
     clip_at = _check_clip(max_grad_norm)
     require_iterable("loader", loader)
     require_callable("loss_fn", loss_fn)
@@ -222,11 +244,23 @@ def train_one_epoch(
             read_pending()
             _raise_nonfinite(loss, epoch, step)
         loss.backward()
-        if clip_at is None:  # measure only: clip_grad_norm_(inf) would still rescale them
-            grads = [p.grad for p in params if p.grad is not None]
-            grad_norm = nn.utils.get_total_norm(grads) if grads else loss.new_zeros(())
-        else:
-            grad_norm = nn.utils.clip_grad_norm_(params, clip_at)
+        try:
+            if clip_at is None:  # measure only: clip_grad_norm_(inf) would still rescale them
+                grads = [p.grad for p in params if p.grad is not None]
+                grad_norm = (nn.utils.get_total_norm(
+                    grads, error_if_nonfinite=stop_on_nonfinite_grad) if grads
+                    else loss.new_zeros(()))
+            else:
+                grad_norm = nn.utils.clip_grad_norm_(params, clip_at,
+                                                     error_if_nonfinite=stop_on_nonfinite_grad)
+        except RuntimeError as err:
+            if not (stop_on_nonfinite_grad and "non-finite" in str(err)):
+                raise
+            read_pending()
+            raise FloatingPointError(
+                f"non-finite total gradient norm at epoch {epoch}, step {step} (global, from 0); "
+                "stopped before optimizer.step(), so the weights are those of the previous "
+                "step (chapter 05)") from err
         optimizer.step()
         if scheduler is not None:
             scheduler.step()
@@ -246,7 +280,16 @@ def train_one_epoch(
 def evaluate(
     model: nn.Module, loader: Iterable, loss_fn: LossFn, metric: MetricFn = accuracy
 ) -> dict[str, float]:
-    """Mean loss and metric over ``loader`` in eval mode without a graph; restores the mode."""
+    """Mean loss and metric over ``loader`` in eval mode without a graph; restores the mode.
+
+    As in :func:`train_one_epoch` (and chapter 03's loop), the batches' losses stay on the
+    model's device and are read to the host in one transfer every ``READ_EVERY`` batches and at
+    the end, so on a GPU the CPU does not wait for every batch. The default metric,
+    :func:`accuracy`, is computed on the device too (its check for NaN or infinite logits is
+    read with the rest, and raises ``ValueError`` then); a ``metric`` that returns a 0-dim
+    tensor stays on the device, one that returns a Python number has read it itself. The sums
+    are the same, term for term, as reading every batch: the result does not change.
+    """
     device = _model_device(model)
     require_iterable("loader", loader)
     require_callable("loss_fn", loss_fn)
@@ -255,14 +298,45 @@ def evaluate(
     model.eval()
     total_loss = total_metric = 0.0
     n_seen = 0
+    # (loss, metric, non-finite logit rows, batch size) of the batches not yet read
+    pending: list[tuple[torch.Tensor, torch.Tensor | float, torch.Tensor | None, int]] = []
+
+    def read_pending() -> None:
+        nonlocal total_loss, total_metric, n_seen
+        on_device = [t for loss, value, bad, _ in pending
+                     for t in (loss, value, bad) if isinstance(t, torch.Tensor)]
+        if not on_device:
+            return
+        on, dtype = on_device[0].device, torch.float32
+        for t in on_device:  # a common dtype in which every value converts exactly
+            dtype = torch.promote_types(dtype, t.dtype)
+        values = iter(torch.stack([t.detach().reshape(()).to(on, dtype)
+                                   for t in on_device]).tolist())  # the one host read
+        for _, value, bad, size in pending:
+            loss_value = next(values)
+            metric_value = next(values) if isinstance(value, torch.Tensor) else value
+            if bad is not None and next(values):
+                _raise_nonfinite_logits(int(bad), size)
+            total_loss += loss_value * size
+            total_metric += metric_value * size
+            n_seen += size
+        pending.clear()
+
     try:
         with torch.no_grad():
             for inputs, targets in _batches(loader):
                 inputs, targets = inputs.to(device), targets.to(device)
                 outputs = model(inputs)
-                total_loss += loss_fn(outputs, targets).item() * len(inputs)
-                total_metric += metric(outputs, targets) * len(inputs)
-                n_seen += len(inputs)
+                loss = loss_fn(outputs, targets)
+                require_instance("the value of loss_fn", loss, torch.Tensor)
+                if metric is accuracy:
+                    value, bad = _accuracy_on_device(outputs, targets)
+                else:
+                    value, bad = metric(outputs, targets), None
+                pending.append((loss, value, bad, len(inputs)))
+                if len(pending) == READ_EVERY:
+                    read_pending()
+            read_pending()
     finally:
         model.train(was_training)
     if n_seen == 0:
@@ -284,6 +358,7 @@ def fit(
     on_step: Callable[[StepInfo], None] | None = None,
     progress: bool = True,
     stop_on_nonfinite: bool = False,
+    stop_on_nonfinite_grad: bool = False,
 ) -> History:
     """Train for ``epochs`` epochs, evaluating on ``val_loader`` after each, and keep a history.
 
@@ -291,11 +366,15 @@ def fit(
     ``stop_on_nonfinite=True`` stops with ``FloatingPointError`` at the first NaN or infinite
     loss, naming its epoch and step; the default trains on, as chapter 05 shows (its divergence
     plot needs the steps after the NaN), and :class:`helpers.NaNGuard` is the hook for that.
+    ``stop_on_nonfinite_grad=True`` stops with ``FloatingPointError`` before ``optimizer.step()``
+    when the total gradient norm is not finite (``clip_grad_norm_(..., error_if_nonfinite=True)``
+    when ``max_grad_norm`` is given): see :func:`train_one_epoch`.
     """
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"epochs must be a positive int, got {epochs!r}")
     require_bool("progress", progress)
     require_bool("stop_on_nonfinite", stop_on_nonfinite)
+    require_bool("stop_on_nonfinite_grad", stop_on_nonfinite_grad)
     _check_clip(max_grad_norm)
     _model_device(model)
     _check_optimizer(model, optimizer)
@@ -310,6 +389,7 @@ def fit(
             model, train_loader, loss_fn, optimizer, scheduler=scheduler,
             max_grad_norm=max_grad_norm, on_step=on_step, history=history, epoch=epoch,
             progress=progress, stop_on_nonfinite=stop_on_nonfinite,
+            stop_on_nonfinite_grad=stop_on_nonfinite_grad,
         )
         history.epoch_train_loss.append(train_loss)
         if val_loader is not None:

@@ -1,0 +1,110 @@
+"""The ``Dataset`` classes and the ``worker_init_fn`` that chapters 02 ("Workers: measure, then
+choose num_workers", "Seeding workers") and 04 ("Threads and workers") hand to ``DataLoader``
+workers.
+
+They live in a module, not in the notebooks, because workers started with ``spawn`` (the
+default on macOS and Windows) or ``forkserver`` (Linux from Python 3.14) unpickle the dataset
+in a fresh interpreter, which finds a class by its module and name and cannot find one defined
+in a notebook's ``__main__`` (chapter 02, "Spawn and forkserver workers need an importable
+Dataset"). The chapters print each class's source where they use it. Everything a worker
+needs is an attribute of the dataset (no notebook globals), and importing this module does no
+work beyond definitions, because every worker imports it.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+from torch.utils.data import Dataset, get_worker_info
+
+from .validate import require_callable, require_instance, require_int
+
+
+class PNGDataset(Dataset):
+    """``length`` items cycling through ``encoded`` (PNG bytes): each is decoded and passed
+    through ``transform`` in ``__getitem__``, a millisecond or more of CPU per item."""
+
+    def __init__(self, encoded: Sequence[bytes], labels: torch.Tensor, transform: Callable,
+                 length: int | None = None) -> None:
+        require_instance("labels", labels, torch.Tensor)
+        require_callable("transform", transform)
+        if not encoded or len(encoded) != len(labels):
+            raise ValueError(f"need one label per image, got {len(encoded)} images and "
+                             f"{len(labels)} labels")
+        self.encoded, self.labels, self.transform = list(encoded), labels, transform
+        self.length = len(self.encoded) if length is None else require_int(
+            "length", length, minimum=1)
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index: int):
+        from PIL import Image  # Pillow (torchvision's) is no dependency of helpers: used here only
+
+        i = index % len(self.encoded)
+        image = Image.open(io.BytesIO(self.encoded[i])).convert("RGB")  # decode
+        return self.transform(image), self.labels[i]                     # augment
+
+
+class WhatTheWorkerSees(Dataset):
+    """Two items; item ``i``, made in worker ``i``, reports that worker's seeds and its first
+    draw from ``random`` and from NumPy's global generator."""
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, index: int) -> dict:
+        info = get_worker_info()
+        return {"worker": info.id, "info_seed": info.seed, "torch_seed": torch.initial_seed(),
+                "random": random.random(), "numpy": np.random.random_sample()}
+
+
+class TorchAugmented(Dataset):
+    """Noise drawn from torch's global generator, like torchvision's random transforms."""
+
+    def __len__(self) -> int:
+        return 16
+
+    def __getitem__(self, index: int):
+        return torch.full((3,), float(index)) + torch.randn(3), index
+
+
+class OwnRngAugmented(Dataset):
+    """Augmentation noise from the dataset's own NumPy ``Generator``, made in ``__init__``."""
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(0)  # the dataset's own random state
+
+    def __len__(self) -> int:
+        return 16
+
+    def __getitem__(self, index: int):
+        return torch.tensor(self.rng.normal(size=3)), index  # just the augmentation noise
+
+
+def reseed_dataset_rng(worker_id: int) -> None:
+    """worker_init_fn: give each worker's copy of the dataset its own seeded Generator."""
+    info = get_worker_info()
+    info.dataset.rng = np.random.default_rng(info.seed)  # info.seed = base seed + worker id
+
+
+class NoisyDigits(Dataset):
+    """The first ``len(inputs)`` digits with torch noise drawn per item: which worker draws it
+    matters (chapter 04)."""
+
+    def __init__(self, inputs: torch.Tensor, labels: torch.Tensor, noise: float = 0.05) -> None:
+        require_instance("inputs", inputs, torch.Tensor)
+        require_instance("labels", labels, torch.Tensor)
+        if len(inputs) != len(labels):
+            raise ValueError(f"{len(inputs)} inputs but {len(labels)} labels")
+        self.inputs, self.labels, self.noise = inputs, labels, float(noise)
+
+    def __len__(self) -> int:
+        return len(self.inputs)
+
+    def __getitem__(self, i: int):
+        return self.inputs[i] + self.noise * torch.randn(self.inputs.shape[1:]), self.labels[i]

@@ -1,0 +1,89 @@
+"""helpers.workers: the datasets chapters 02 and 04 give to DataLoader workers load under
+``spawn`` (macOS's and Windows' default) and give the same batches as under this platform's
+default start method; a dataset defined in a test module's ``__main__`` could not."""
+
+import io
+
+import pytest
+import torch
+from PIL import Image
+from torch.utils.data import DataLoader
+from torchvision.transforms.v2.functional import pil_to_tensor as to_tensor  # importable
+
+from helpers import (
+    NoisyDigits,
+    OwnRngAugmented,
+    PNGDataset,
+    TorchAugmented,
+    WhatTheWorkerSees,
+    reseed_dataset_rng,
+    worker_context,
+)
+
+
+def png_data() -> PNGDataset:
+    gen = torch.Generator().manual_seed(0)
+    images = torch.randint(0, 256, (4, 8, 8, 3), dtype=torch.uint8, generator=gen)
+    encoded = []
+    for array in images.numpy():
+        buffer = io.BytesIO()
+        Image.fromarray(array).save(buffer, format="PNG")
+        encoded.append(buffer.getvalue())
+    return PNGDataset(encoded, torch.arange(4), to_tensor, length=8)
+
+
+def batches(dataset, workers: int, context, **options) -> list:
+    torch.manual_seed(0)
+    loader = DataLoader(dataset, batch_size=options.pop("batch_size", 4), num_workers=workers,
+                        multiprocessing_context=context, **options)
+    return list(loader)
+
+
+def same(a, b) -> bool:
+    if isinstance(a, torch.Tensor):
+        return torch.equal(a, b)
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+DATASETS = {
+    "PNGDataset": (png_data, {}),
+    "TorchAugmented": (TorchAugmented, {}),
+    "OwnRngAugmented + reseed_dataset_rng": (OwnRngAugmented,
+                                             {"worker_init_fn": reseed_dataset_rng}),
+    "NoisyDigits": (lambda: NoisyDigits(torch.arange(32.0).reshape(8, 4), torch.arange(8)), {}),
+    "WhatTheWorkerSees": (WhatTheWorkerSees, {"batch_size": None}),
+}
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_spawn_workers_load_it_and_see_what_default_workers_see(name):
+    make, options = DATASETS[name]
+    spawned = batches(make(), 2, "spawn", **options)
+    default = batches(make(), 2, worker_context(2), **options)
+    assert spawned and same(spawned, default), name
+    if name == "WhatTheWorkerSees":  # each worker seeded with base + id, whatever the method
+        assert [row["worker"] for row in spawned] == [0, 1]
+        assert spawned[1]["torch_seed"] == spawned[0]["torch_seed"] + 1
+    if name == "OwnRngAugmented + reseed_dataset_rng":  # the two workers' noise differs
+        assert not torch.equal(spawned[0][0], spawned[1][0])
+
+
+def test_png_items_decode_to_the_images():
+    data = png_data()
+    assert len(data) == 8 and torch.equal(data[5][0], data[1][0]) and data[5][1] == 1
+    with pytest.raises(ValueError, match="one label per image"):
+        PNGDataset(data.encoded, torch.arange(3), to_tensor)
+
+
+def test_noisy_digits_draws_torch_noise_per_item():
+    data = NoisyDigits(torch.zeros(3, 4), torch.arange(3), noise=0.5)
+    torch.manual_seed(1)
+    x, y = data[2]
+    torch.manual_seed(1)
+    assert torch.equal(x, 0.5 * torch.randn(4)) and y == 2
+    with pytest.raises(ValueError, match="3 inputs but 2 labels"):
+        NoisyDigits(torch.zeros(3, 4), torch.arange(2))
