@@ -84,3 +84,13 @@ def test_code_maths_links_and_versions_are_not_prose():
     cell = ("`0.601` in code, $0.601$ in maths, [a link](x/0.601.html), torch 2.14.1, "
             "a1.5 word, {glue:text}`v:.2f`, and 3.5 here\n```python\ny = 0.601\n```\n")
     assert prose_numbers(cell) == ["3.5"]
+
+
+def test_sections_and_releases_are_not_measured_numbers():
+    cell = ("Seed A §2.3 and §3.2–3.4; since PyTorch 1.9, on torch 2.9 and 2.10, Python 3.8, "
+            "从 torch 2.13 起, 第 2.4 节, 第 4.1–4.2 节, 从 1.9 版开始; "
+            "the loss fell to 2.3 and 94 % held.")
+    assert prose_numbers(cell) == ["2.3", "94"]
+    run = executed_notebook("loss 2.30, 3.40, 1.90, 2.13\n")
+    text = CHAPTER.split("# A")[0] + cell + "\n"
+    assert copied_numbers(text, run) == ["2.3"]

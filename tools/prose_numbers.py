@@ -31,12 +31,22 @@ CODE_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?")
 HIDDEN_RE = re.compile(
     r"^(`{3,}|:{3,}).*?^\1|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]+\$|\]\([^)\n]*\)|^:[\w-]+:.*$"
     r"|<!--.*?-->|^%.*$", re.S | re.M)
+# What is not a measured value although it is written like one: a section of the source
+# articles ("§2.3", "§3.2–3.4", "第 2.4 节") and a release ("torch 2.9 and 2.10", "Python 3.8",
+# "1.9 版"). A run that prints a loss of 2.30 must not make "§2.3" a copied number.
+_DOTTED = r"\d+(?:\.\d+)+"
+_MORE = rf"(?:\s?(?:[–-]|,|and|or|to|和|或|到|至)\s?{_DOTTED})*"
+NOT_MEASURED_RE = re.compile(
+    rf"§\s?{_DOTTED}{_MORE}"
+    rf"|\b(?:torch|PyTorch|Python|CUDA|cuDNN|NumPy|torchvision|torchao|ONNX|onnx|opset|Triton"
+    rf"|[Vv]ersions?)\s+{_DOTTED}{_MORE}"
+    rf"|第\s?{_DOTTED}{_MORE}\s?节|{_DOTTED}\s?版")
 BY_CONSTRUCTION_RE = re.compile(r"^% by construction: (.*)$", re.M)
 
 
 def prose_numbers(markdown: str) -> list[str]:
     """The numbers of a markdown cell that a reader sees as measured values, in order."""
-    return NUMBER_RE.findall(HIDDEN_RE.sub(" ", markdown))
+    return NUMBER_RE.findall(NOT_MEASURED_RE.sub(" ", HIDDEN_RE.sub(" ", markdown)))
 
 
 def output_numbers(notebook: nbformat.NotebookNode) -> set[str]:
