@@ -518,6 +518,8 @@ def test_c82_profile_without_the_bottleneck_or_without_the_fix():
     verdict(SLOW, FIXED, 10, 32, 1e-3)
     with pytest.raises(AssertionError):  # workers that do not help
         verdict(SLOW, SLOW, 10, 32, 1e-3)
+    with pytest.raises(AssertionError):  # workers that cut the wait, but not the step time
+        verdict(SLOW, {**FIXED, "step": 0.3}, 10, 32, 1e-3)
     with pytest.raises(AssertionError):  # a range that misses part of the planted sleep
         verdict({**SLOW, "data": 0.2, "step": 0.25}, FIXED, 10, 32, 1e-3)
     with pytest.raises(AssertionError):  # a profile of fewer steps than asked for
