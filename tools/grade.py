@@ -43,7 +43,7 @@ from helpers.exercises import EXERCISES_LOG_ENV_VAR
 from tools.chapter_format import BOOK, CHECK_RE, STUB_RE, chapters
 from tools.trusted_check import SANDBOX_ONLY, BookCheck, Bridge, book_checks, run_book_check
 
-TIME_FACTOR, TIME_FLOOR_S = 5, 120  # default limit: 5x the chapter's stated run time, >= 120 s
+TIME_FACTOR, TIME_FLOOR_S = 8, 120  # default limit: 8x the chapter's stated run time, >= 120 s
 STATED_RE = re.compile(r"^\*Runs in about (\d+) s\b", re.MULTILINE)
 
 
