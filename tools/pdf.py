@@ -70,6 +70,11 @@ PRINT_CSS = """
   .cell_output, .cell_input { overflow: visible !important; }
   h1, h2, h3 { break-after: avoid; }
   figure, .cell_output img { break-inside: avoid; }
+  /* the theme keeps a code block whole (break-inside: avoid on div.highlight): a block pushed
+     to the next page left its cell's empty frame behind. A listing breaks between lines, as in
+     a printed book, with at least four lines on each side of the break. */
+  div.highlight, div[class*="highlight-"] { break-inside: auto !important; }
+  pre { orphans: 4; widows: 4; }
   a { color: inherit; }
 }
 """
