@@ -90,34 +90,51 @@ SITE_IN := $(shell find book -type f -not -path 'book/zh/*' 2>/dev/null) _config
 SITE_ZH_IN := $(shell find book/zh -type f 2>/dev/null) $(wildcard book/_ext/*.py book/_static/*) \
   tools/zh_edition.py tools/glossary.py
 STAGE := _build/.stage
+# Each stage notes its seconds in $(STAGE)/times; `make book` prints and clears them (issue 36:
+# where the seconds of an edit loop go). NOW is a clock that works with any make and shell.
+NOW = "$(BIN)/python" -c "import time; print(time.time())"
+define stage_done
+	echo "$(notdir $@) $$start $$($(NOW))" >> "$(STAGE)/times"
+	touch "$@"
+endef
 $(STAGE):
 	mkdir -p "$(STAGE)"
 $(STAGE)/sync: $(STAMP) $(SYNC_IN) | $(STAGE)
+	start=$$($(NOW))
 	"$(BIN)/python" -m tools.sync_notebooks
-	touch "$@"
+	$(stage_done)
 $(STAGE)/appendix: $(STAGE)/sync $(APPENDIX_IN)
+	start=$$($(NOW))
 	"$(BIN)/python" -m tools.claims_appendix
 	"$(BIN)/python" -m tools.glossary
-	touch "$@"
+	$(stage_done)
 $(STAGE)/site: $(STAGE)/sync $(STAGE)/appendix $(SITE_IN)
+	start=$$($(NOW))
 	mkdir -p "$(CLAIMS)"
 	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/book.jsonl" "$(BIN)/jupyter-book" build -W --keep-going .
 	# a second build only when this build's records changed the claims appendix
 	if "$(BIN)/python" -m tools.claims_appendix | grep -q "^wrote book/appendix_claims.md"; then
 	  "$(BIN)/jupyter-book" build -W --keep-going .
 	fi
-	touch "$@"
+	$(stage_done)
 $(STAGE)/site-zh: $(STAGE)/site $(SITE_ZH_IN)
+	start=$$($(NOW))
 	"$(BIN)/python" -m tools.zh_edition build
-	touch "$@"
+	$(stage_done)
 $(STAGE)/pdf-link: $(STAGE)/site-zh $(wildcard _build/pdf/*.pdf)
+	start=$$($(NOW))
 	"$(BIN)/python" -m tools.pdf --publish
-	touch "$@"
+	$(stage_done)
 
 ifdef FORCE
 $(shell rm -rf "$(STAGE)")
 endif
 book: $(STAGE)/pdf-link
+	@if [ -s "$(STAGE)/times" ]; then
+	  awk 'BEGIN { print "make book: seconds per stage that ran" }
+	       { printf "  %-10s %6.1f s\n", $$1, $$3 - $$2 }' "$(STAGE)/times"
+	  rm -f "$(STAGE)/times"
+	fi
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html (中文: _build/html/zh/)"
 
 lint: $(STAMP)
