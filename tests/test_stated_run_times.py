@@ -5,7 +5,7 @@ prose that no longer matches the output. `make nbmake` writes the per-notebook t
 file; `make html-test` runs this check after it.
 
 The same 2-core machine is not always as fast: fresh-clone runs of the same chapters measured
-01 9 s and 02 20 s (2026-11-30), 01 18 s and 02 46 s (2026-12-02), 01 10 s and 02 25 s
+01 9 s and 02 20 s (2026-11-30), 01 18 s and 02 46 s (2026-12-02), 01 8 s and 02 23 s
 (2026-12-04), every chapter moving by about the same factor (1.8-2.1x). So a header is checked
 against the run's own speed: the median of measured/stated over the chapters. "About N s" is
 read as within a factor of 1.5 of N times that speed (run-to-run spread of one chapter is
@@ -15,6 +15,7 @@ machine's own range, with a margin): a chapter that grew, or headers that are al
 
 import os
 import re
+import statistics
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -59,11 +60,10 @@ def measured_seconds(junit: Path) -> dict[str, float]:
 
 def run_speed(measured: dict[str, float], stated: dict[str, int]) -> float:
     """This run's speed against the headers: the median of measured/stated seconds."""
-    ratios = sorted(measured[stem] / stated[stem] for stem in stated if stem in measured)
+    ratios = [measured[stem] / stated[stem] for stem in stated if stem in measured]
     if not ratios:
         raise ValueError("no chapter is both stated and measured")
-    middle = len(ratios) // 2
-    return ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2
+    return statistics.median(ratios)
 
 
 def header_problems(measured: dict[str, float], stated: dict[str, int],
