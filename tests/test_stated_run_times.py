@@ -13,6 +13,7 @@ about +-25 %), and the speed itself must lie within a factor of 2.5 of the heade
 machine's own range, with a margin): a chapter that grew, or headers that are all stale, fail.
 """
 
+import json
 import os
 import re
 import statistics
@@ -25,6 +26,7 @@ from tools.chapter_format import chapters
 
 ROOT = Path(__file__).resolve().parents[1]
 JUNIT = ROOT / "_build" / "nbmake-junit.xml"
+CELL_TIMES = ROOT / "_build" / "nbmake-cell-times.json"  # tools/cache_executed.py writes it
 STATED_RE = re.compile(r"^\*Runs in about (\d+) s on a 2-core CPU", re.MULTILINE)
 # "..., and up to about N s the first time" (08: torch.compile's cache empty): the cold bound
 FIRST_TIME_RE = re.compile(r"up to about (\d+) s\s+the first time")
@@ -135,4 +137,25 @@ def test_stated_run_times_match_the_measured_ones():
     measured = measured_seconds(JUNIT)
     print(f"this run's speed: {run_speed(measured, stated):.2f}x the stated times")
     problems = header_problems(measured, stated, first_time)
-    assert not problems, "; ".join(problems)
+    cells = json.loads(CELL_TIMES.read_text(encoding="utf-8")) if CELL_TIMES.exists() else {}
+    assert not problems, "; ".join(with_slowest_cells(problem, cells) for problem in problems)
+
+
+def with_slowest_cells(problem: str, cells: dict[str, dict]) -> str:
+    """The problem, followed by where the chapter it names spent its time (where recorded):
+    all its cells together (the rest is the kernel's start and shutdown) and the slowest."""
+    record = cells.get(problem.split(" ", 1)[0])
+    if not record:
+        return problem
+    slowest = ", ".join(f"code cell {row['cell']} {row['seconds']:.0f} s ({row['first_line']!r})"
+                        for row in record["slowest"][:3])
+    return f"{problem} [cells {record['cells_seconds']:.0f} s in all; slowest: {slowest}]"
+
+
+def test_a_slow_chapter_names_its_slowest_cells():
+    cells = {"01_autograd": {"cells_seconds": 309.6, "slowest": [
+        {"cell": 7, "seconds": 301.2, "first_line": "x = load()"}]}}
+    assert with_slowest_cells("01_autograd says about 12 s ...", cells) == (
+        "01_autograd says about 12 s ... [cells 310 s in all; slowest: code cell 7 301 s "
+        "('x = load()')]")
+    assert with_slowest_cells("every chapter ran 3.00x ...", cells) == "every chapter ran 3.00x ..."

@@ -3,7 +3,10 @@ reads, so the book is rendered from the tested run instead of executing every ch
 (``make nbmake`` runs it after the notebooks passed).
 
 jupyter-cache matches a notebook by its code cells (source and metadata) and its kernelspec;
-nbclient adds an ``execution`` timing entry to each cell's metadata, which is dropped first.
+nbclient adds an ``execution`` timing entry to each cell's metadata, which is dropped first;
+the slowest cells' seconds are kept in ``_build/nbmake-cell-times.json`` before that, so a
+chapter that ran far over its stated time names the cell it spent it in (the stated-time test
+prints them).
 Each chapter is then looked up the way the build will look it up (its MyST source, read by
 myst-nb): a chapter that would miss the cache is an error here, not a silent re-execution.
 """
@@ -11,7 +14,9 @@ myst-nb): a chapter that would miss the cache is an error here, not a silent re-
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -21,18 +26,49 @@ from myst_nb.core.read import read_myst_markdown_notebook
 from tools.chapter_format import ROOT, chapters
 
 CACHE = ROOT / "_build" / ".jupyter_cache"  # _config.yml's execute.cache, from the root
+CELL_TIMES = ROOT / "_build" / "nbmake-cell-times.json"
+SLOWEST = 5  # cells kept per chapter
+
+
+def cell_seconds(notebook: nbformat.NotebookNode) -> list[dict]:
+    """Each timed code cell's seconds, from nbclient's timing metadata: index among the code
+    cells, seconds, first source line. Cells without both timestamps are skipped."""
+    timed = []
+    code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    for index, cell in enumerate(code_cells):
+        execution = cell.metadata.get("execution", {})
+        start, end = execution.get("iopub.execute_input"), execution.get("shell.execute_reply")
+        if not (start and end):
+            continue
+        seconds = (datetime.fromisoformat(end.replace("Z", "+00:00"))
+                   - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds()
+        first_line = next((line for line in cell.source.splitlines() if line.strip()), "")
+        timed.append({"cell": index, "seconds": round(seconds, 2), "first_line": first_line[:80]})
+    return timed
+
+
+def cell_time_record(notebook: nbformat.NotebookNode, keep: int = SLOWEST) -> dict:
+    """The seconds all cells took together (against nbmake's time for the notebook, the rest
+    is the kernel's start and shutdown) and the ``keep`` slowest cells."""
+    timed = cell_seconds(notebook)
+    return {"cells_seconds": round(sum(row["seconds"] for row in timed), 2),
+            "slowest": sorted(timed, key=lambda row: -row["seconds"])[:keep]}
 
 
 def cache_executed(executed: Path, cache_dir: Path = CACHE,
-                   book_chapters: list[Path] | None = None) -> list[str]:
-    """Cache ``executed/NN_topic.ipynb`` for each chapter; return one line per chapter."""
+                   book_chapters: list[Path] | None = None,
+                   cell_times: Path | None = None) -> list[str]:
+    """Cache ``executed/NN_topic.ipynb`` for each chapter; return one line per chapter.
+    The slowest cells of each chapter go to ``cell_times`` (JSON) when it is given."""
     cache = get_cache(str(cache_dir))
     lines = []
+    times = {}
     for chapter in book_chapters if book_chapters is not None else chapters():
         path = executed / chapter.with_suffix(".ipynb").name
         if not path.is_file():
             raise FileNotFoundError(f"{chapter.name}: no executed notebook at {path}")
         notebook = nbformat.read(path, as_version=4)
+        times[chapter.stem] = cell_time_record(notebook)
         for cell in notebook.cells:
             cell.metadata.pop("execution", None)
         nbformat.write(notebook, path)
@@ -48,6 +84,9 @@ def cache_executed(executed: Path, cache_dir: Path = CACHE,
             raise RuntimeError(f"{chapter.name}: matched cache record {found.pk}, "
                                f"not the one just stored ({record.pk})")
         lines.append(f"cached {chapter.stem} (record {record.pk})")
+    if cell_times is not None:
+        cell_times.parent.mkdir(parents=True, exist_ok=True)
+        cell_times.write_text(json.dumps(times, indent=1, ensure_ascii=False), encoding="utf-8")
     return lines
 
 
@@ -55,7 +94,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("executed", type=Path, help="folder of executed .ipynb files")
     args = parser.parse_args()
-    for line in cache_executed(args.executed):
+    for line in cache_executed(args.executed, cell_times=CELL_TIMES):
         print(line)
     return 0
 
