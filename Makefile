@@ -80,7 +80,9 @@ sync: $(STAMP)
 # New records come from make nbmake, whose executed copies ($(EXECUTED)/) are an input; not the
 # cache's database, which every build that reads from it writes to.
 BOOK_TOOLS := tools/chapter_format.py tools/generated.py
-SYNC_IN := $(wildcard book/*.md book/zh/*.md notebooks/*.ipynb notebooks/zh/*.ipynb) \
+# (not the appendix pages: the appendix stage writes them, after sync)
+SYNC_IN := $(filter-out %/appendix_claims.md %/appendix_glossary.md,\
+  $(wildcard book/*.md book/zh/*.md notebooks/*.ipynb notebooks/zh/*.ipynb)) \
   _config.yml tools/sync_notebooks.py tools/zh_edition.py $(BOOK_TOOLS)
 APPENDIX_IN := claims/ledger.yml $(wildcard claims/records/*.jsonl $(CLAIMS)/*.jsonl) \
   $(wildcard book/*.md book/zh/*.md) book/zh/glossary.yml tools/claims_appendix.py \
@@ -117,7 +119,8 @@ $(STAGE)/site: $(STAGE)/sync $(STAGE)/appendix $(SITE_IN)
 	  "$(BIN)/jupyter-book" build -W --keep-going .
 	fi
 	$(stage_done)
-$(STAGE)/site-zh: $(STAGE)/site $(SITE_ZH_IN)
+# SIDE_BY_SIDE=1 (set by `make book`, see there): the Chinese build does not wait for the English
+$(STAGE)/site-zh: $(STAGE)/appendix $(SITE_ZH_IN) $(if $(SIDE_BY_SIDE),,$(STAGE)/site)
 	start=$$($(NOW))
 	"$(BIN)/python" -m tools.zh_edition build
 	$(stage_done)
@@ -129,7 +132,21 @@ $(STAGE)/pdf-link: $(STAGE)/site-zh $(wildcard _build/pdf/*.pdf)
 ifdef FORCE
 $(shell rm -rf "$(STAGE)")
 endif
-book: $(STAGE)/pdf-link
+# When both editions are out of date and every chapter is in the cache (nothing to execute, so
+# no new claim records and no appendix change), the two builds run side by side on the two
+# cores, each printing its output when it ends: an edit of a chapter and its twin costs the
+# longer build, not both. Otherwise the Chinese build follows the English one, which executes
+# what the cache lacks (once, for both editions).
+book: $(STAMP) $(ASSETS)
+	@$(MAKE) -s --no-print-directory $(STAGE)/appendix
+	# only a chapter edited since the last English build can have code the cache lacks
+	if ! $(MAKE) -sq SIDE_BY_SIDE=1 $(STAGE)/site && ! $(MAKE) -sq SIDE_BY_SIDE=1 $(STAGE)/site-zh \
+	    && [ -e "$(STAGE)/site" ] && edited=$$(find book -maxdepth 1 -name '[0-9]*.md' -newer "$(STAGE)/site") \
+	    && { [ -z "$$edited" ] || "$(BIN)/python" -m tools.cache_executed --would-execute $$edited; }; then
+	  $(MAKE) --no-print-directory -j2 --output-sync=target SIDE_BY_SIDE=1 \
+	    $(STAGE)/site $(STAGE)/site-zh
+	fi
+	@$(MAKE) -s --no-print-directory $(STAGE)/pdf-link
 	@if [ -s "$(STAGE)/times" ]; then
 	  awk 'BEGIN { print "make book: seconds per stage that ran" }
 	       { printf "  %-10s %6.1f s\n", $$1, $$3 - $$2 }' "$(STAGE)/times"

@@ -6,7 +6,7 @@ import nbformat
 import pytest
 from mini_chapter import MINI
 
-from tools.cache_executed import cache_executed, cell_seconds, cell_time_record
+from tools.cache_executed import cache_executed, cell_seconds, cell_time_record, would_execute
 from tools.chapter_format import ipynb_from_myst
 
 
@@ -66,3 +66,14 @@ def test_the_slowest_cells_are_recorded_before_the_timings_are_dropped(book):
     code = [cell for cell in before.cells if cell.cell_type == "code"]
     del code[-1].metadata["execution"]["shell.execute_reply"]  # an interrupted cell: skipped
     assert count - 1 not in [row["cell"] for row in cell_seconds(before)]
+
+
+def test_would_execute_names_the_chapters_the_cache_does_not_cover(book):
+    root, chapter = book
+    assert would_execute(root / "cache", [chapter]) == ["99_mini"]  # no cache yet
+    cache_executed(root / "executed", root / "cache", [chapter])
+    assert would_execute(root / "cache", [chapter]) == []
+    chapter.write_text(chapter.read_text(encoding="utf-8").replace(
+        "```{code-cell} ipython3\n", "```{code-cell} ipython3\nx_changed = 1\n", 1),
+        encoding="utf-8")
+    assert would_execute(root / "cache", [chapter]) == ["99_mini"]

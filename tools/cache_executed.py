@@ -90,10 +90,36 @@ def cache_executed(executed: Path, cache_dir: Path = CACHE,
     return lines
 
 
+def would_execute(cache_dir: Path = CACHE, book_chapters: list[Path] | None = None) -> list[str]:
+    """The chapters a build would execute: those whose code cells no cache record matches
+    (the Chinese twins have the same code cells, so the English chapters answer for both)."""
+    if not (cache_dir / "global.db").exists():
+        return [chapter.stem for chapter in book_chapters or chapters()]
+    cache = get_cache(str(cache_dir))
+    missing = []
+    for chapter in book_chapters if book_chapters is not None else chapters():
+        try:
+            cache.match_cache_notebook(
+                read_myst_markdown_notebook(chapter.read_text(encoding="utf-8")))
+        except KeyError:
+            missing.append(chapter.stem)
+    return missing
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("executed", type=Path, help="folder of executed .ipynb files")
+    parser.add_argument("executed", type=Path, nargs="?", help="folder of executed .ipynb files")
+    parser.add_argument("--would-execute", nargs="*", type=Path, metavar="CHAPTER",
+                        help="only list which of these chapters (book/NN_topic.md; every chapter "
+                             "if none is named) a build would execute; exit 1 if any")
     args = parser.parse_args()
+    if args.would_execute is not None:
+        missing = would_execute(book_chapters=args.would_execute or None)
+        for stem in missing:
+            print(f"{stem}: not in the cache, a build would execute it")
+        return 1 if missing else 0
+    if args.executed is None:
+        parser.error("give the folder of executed notebooks (or --would-execute)")
     for line in cache_executed(args.executed, cell_times=CELL_TIMES):
         print(line)
     return 0
