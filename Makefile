@@ -129,6 +129,7 @@ $(STAGE)/pdf-link: $(STAGE)/site-zh $(wildcard _build/pdf/*.pdf)
 	"$(BIN)/python" -m tools.pdf --publish
 	$(stage_done)
 
+# (the sub-makes of `book` get FORCE= : the stages are removed once)
 ifdef FORCE
 $(shell rm -rf "$(STAGE)")
 endif
@@ -138,15 +139,15 @@ endif
 # longer build, not both. Otherwise the Chinese build follows the English one, which executes
 # what the cache lacks (once, for both editions).
 book: $(STAMP) $(ASSETS)
-	@$(MAKE) -s --no-print-directory $(STAGE)/appendix
+	@$(MAKE) -s --no-print-directory FORCE= $(STAGE)/appendix
 	# only a chapter edited since the last English build can have code the cache lacks
-	if ! $(MAKE) -sq SIDE_BY_SIDE=1 $(STAGE)/site && ! $(MAKE) -sq SIDE_BY_SIDE=1 $(STAGE)/site-zh \
+	if ! $(MAKE) -sq FORCE= SIDE_BY_SIDE=1 $(STAGE)/site && ! $(MAKE) -sq FORCE= SIDE_BY_SIDE=1 $(STAGE)/site-zh \
 	    && [ -e "$(STAGE)/site" ] && edited=$$(find book -maxdepth 1 -name '[0-9]*.md' -newer "$(STAGE)/site") \
 	    && { [ -z "$$edited" ] || "$(BIN)/python" -m tools.cache_executed --would-execute $$edited; }; then
-	  $(MAKE) --no-print-directory -j2 --output-sync=target SIDE_BY_SIDE=1 \
+	  $(MAKE) --no-print-directory -j2 --output-sync=target FORCE= SIDE_BY_SIDE=1 \
 	    $(STAGE)/site $(STAGE)/site-zh
 	fi
-	@$(MAKE) -s --no-print-directory $(STAGE)/pdf-link
+	@$(MAKE) -s --no-print-directory FORCE= $(STAGE)/pdf-link
 	@if [ -s "$(STAGE)/times" ]; then
 	  awk 'BEGIN { print "make book: seconds per stage that ran" }
 	       { printf "  %-10s %6.1f s\n", $$1, $$3 - $$2 }' "$(STAGE)/times"
