@@ -159,7 +159,8 @@ lint: $(STAMP)
 	"$(BIN)/ruff" check src tests tools book/_ext notebooks
 
 unit: $(STAMP)
-	"$(BIN)/python" -m pytest -q -n $(UNIT_WORKERS) tests --ignore=tests/test_built_book.py \
+	"$(BIN)/python" -m pytest -q -n $(UNIT_WORKERS) --durations=10 tests \
+	  --ignore=tests/test_built_book.py \
 	  --ignore=tests/test_built_book_zh.py --ignore=tests/test_stated_run_times.py \
 	  --ignore=tests/test_student_edition_runs.py \
 	  --ignore=tests/test_grade_class.py --ignore=tests/test_forgeries.py \
@@ -197,7 +198,7 @@ build-book: appendix $(ASSETS)
 # The built HTML, then every page in Chromium with the network cut (skipped, saying why, when
 # this machine has no Chromium: .ci/run installs it).
 html-test: $(STAMP) $(TEST_ASSETS)
-	BOOK_REQUIRE_HTML=1 "$(BIN)/python" -m pytest -q -rs tests/test_built_book.py \
+	BOOK_REQUIRE_HTML=1 "$(BIN)/python" -m pytest -q -rs --durations=15 tests/test_built_book.py \
 	  tests/test_built_book_zh.py tests/test_stated_run_times.py tests/test_prose_numbers.py \
 	  tests/test_site_offline.py tests/test_lab_browser.py tests/test_pdf.py
 
@@ -208,7 +209,7 @@ student-check: $(STAMP)
 
 # The class grader on a synthetic class, and on forgeries (a kernel per submission).
 class-check: $(STAMP)
-	"$(BIN)/python" -m pytest -q tests/test_grade_class.py tests/test_forgeries.py
+	"$(BIN)/python" -m pytest -q --durations=10 tests/test_grade_class.py tests/test_forgeries.py
 
 # nbmake runs first and alone: its outputs are the book's, so its measurements get the cores.
 # The rest executes no chapter (build, HTML checks), or is made to hold with a core busy
