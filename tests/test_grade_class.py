@@ -34,7 +34,8 @@ def graded(tmp_path_factory):
         "good": student_with(solutions),
         "stubs": student_with({}),
         "wrong": student_with({**solutions, "ex99-1": "width = 32"}),
-        "hang": student_with(solutions, [("ex99-1", "import time\nwhile True:\n    time.sleep(1)")]),
+        "hang": student_with(solutions, [("ex99-1", "import time\nwhile True:\n"
+                                                    "    time.sleep(1)")]),  # waits, no CPU
         "hog": student_with(solutions, [("ex99-1", "hog = bytearray(64 * 2**30)")]),
         "deleter": student_with(solutions, [("ex99-1", "import os\nfor name in os.listdir('.'):\n"
                                                 "    os.remove(name)")]),
