@@ -12,7 +12,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, get_worker_info
 
 from helpers import SequenceDataset, make_color_images, worker_context
-from tests.chapter_code import chapter_function
+from tests.chapter_code import chapter_function, one_thread  # noqa: F401 (a fixture)
 
 STEM = "02_data"
 
@@ -499,3 +499,258 @@ def test_c63_a_copy_that_blocks_or_never_lands() -> None:
         verdict(True, True)
     with pytest.raises(AssertionError):
         verdict(False, False)
+
+
+# C101: preloading into a list and a hand-written loop, against a DataLoader ----------------
+
+def _slow_evidence(workers: int = 4, batch: int = 16, loader_order: str = "same",
+                   n: int = 128, repeats: int = 2) -> tuple[dict[str, bool], dict[str, float]]:
+    """The chapter's own preload_then_slice and loader_epoch on items that sleep 2 ms (each
+    timed `repeats` times, the fastest kept: a burst of load on a shared machine can slow one
+    run, never speed it up), and its hand_batches against a DataLoader over tensors in memory."""
+    import time
+
+    from torch.utils.data import TensorDataset
+
+    from helpers import SlowDataset, median_time
+
+    slow_items = SlowDataset(TensorDataset(torch.randn(n, 8), torch.arange(n)), delay=0.002)
+    order = torch.randperm(n, generator=torch.Generator().manual_seed(0)).tolist()
+    loader = DataLoader(slow_items, batch_size=batch, num_workers=workers,
+                        sampler=order if loader_order == "same" else list(range(n)),
+                        persistent_workers=workers > 0,
+                        multiprocessing_context=worker_context(workers))
+    preload = chapter_function(STEM, "preload_then_slice", slow_items=slow_items, N_ITEMS=n,
+                               BATCH=batch, slow_order=order, time=time)
+    loader_epoch = chapter_function(STEM, "loader_epoch", slow_loader=loader, time=time)
+    loader_batches = loader_epoch()[2]  # starts the workers
+    preloads = [preload() for _ in range(repeats)]
+    preload_s, batches = min(t for t, _ in preloads), preloads[0][1]
+    epochs = [loader_epoch() for _ in range(repeats)]
+    first, epoch = min(e[0] for e in epochs), min(e[1] for e in epochs)
+    same = len(batches) == len(loader_batches) and all(
+        all(torch.equal(a, b) for a, b in zip(p, s, strict=True))
+        for p, s in zip(batches, loader_batches, strict=True))
+    # Stop the persistent workers now: the compiled function's namespace refers to the loader
+    # and the function to the namespace, a cycle that only the garbage collector would free,
+    # and a loader collected that way waits 5 s per worker for a shutdown message that its
+    # already finalized queues never send.
+    loader_epoch.__globals__.pop("slow_loader")
+    del loader
+    images, labels = torch.randn(1797, 1, 8, 8), torch.randint(0, 10, (1797,))
+    memory_order = torch.randperm(1797, generator=torch.Generator().manual_seed(0))
+    hand_batches = chapter_function(STEM, "hand_batches")
+    memory_loader = DataLoader(TensorDataset(images, labels), batch_size=64,
+                               sampler=memory_order.tolist())
+    times = {"preload": preload_s, "loader first batch": first, "loader epoch": epoch,
+             "in memory, by hand": median_time(
+                 lambda: hand_batches(images, labels, memory_order, 64), min_run_time=0.05),
+             "in memory, DataLoader": median_time(lambda: list(memory_loader),
+                                                  min_run_time=0.05)}
+    return {"slow items": same}, times
+
+
+def test_c101_positive_control_real_workers() -> None:
+    chapter_function(STEM, "verdict_c101")(*_slow_evidence())
+
+
+def test_c101_a_loader_without_workers_overlaps_nothing() -> None:
+    """num_workers=0: the first batch still comes after one batch, but the epoch takes as long
+    as the preload."""
+    verdict = chapter_function(STEM, "verdict_c101")
+    with pytest.raises(AssertionError, match="did not overlap"):
+        verdict(*_slow_evidence(workers=0))
+
+
+def test_c101_a_first_batch_that_needs_every_item() -> None:
+    """One batch of all 128 items: the loader's first batch waits as long as the preload."""
+    verdict = chapter_function(STEM, "verdict_c101")
+    with pytest.raises(AssertionError, match="no sooner"):
+        verdict(*_slow_evidence(batch=128))
+
+
+def test_c101_other_batches_or_a_slower_hand_loop() -> None:
+    verdict = chapter_function(STEM, "verdict_c101")
+    same, times = _slow_evidence(loader_order="in order")  # the loader ignores the order
+    assert not same["slow items"]
+    with pytest.raises(AssertionError, match="different batches"):
+        verdict(same, times)
+    same, times = _slow_evidence()
+    slower_by_hand = {**times, "in memory, by hand": 2 * times["in memory, DataLoader"]}
+    with pytest.raises(AssertionError):  # a machine where slicing by hand lost
+        verdict(same, slower_by_hand)
+
+
+# C102: memory per forked worker: a list of Python objects against one NumPy array ---------
+
+def _fork_and_smaps() -> None:
+    from helpers import private_dirty_kib
+
+    if worker_context(2) != "fork" or private_dirty_kib() is None:
+        pytest.skip("needs fork as the default start method and Linux's smaps_rollup")
+
+
+def _memory_evidence(array_dtype: object = None, start_method: str | None = None,
+                     n: int = 100_000) -> tuple[dict[str, list[int]], dict[str, float]]:
+    """The chapter's grown_in_workers over a list of file names and over a NumPy array of
+    them (fixed-width strings, or dtype=object), with workers started by fork or another
+    method."""
+    import sys
+
+    import numpy as np
+
+    from helpers import MemoryAfterReading
+
+    names = [f"images/train/{i:07d}.jpg" for i in range(n)]
+    array = np.array(names, dtype=array_dtype)
+    grown_in_workers = chapter_function(
+        STEM, "grown_in_workers", DataLoader=DataLoader, MemoryAfterReading=MemoryAfterReading,
+        worker_context=worker_context if start_method is None else lambda k: start_method)
+    grown = {}
+    for name, data in (("list of str", names), ("NumPy array", array)):
+        rows = grown_in_workers(data)
+        assert all(r["chars"] == sum(map(len, names)) for r in rows), "a worker read less"
+        grown[name] = [r["after_kib"] - r["before_kib"] for r in rows]
+    return grown, {"list of str": sum(sys.getsizeof(s) for s in names) / 1024,
+                   "NumPy array": array.nbytes / 1024}
+
+
+def test_c102_positive_control_fork() -> None:
+    _fork_and_smaps()
+    chapter_function(STEM, "verdict_c102")(*_memory_evidence())
+
+
+def test_c102_an_object_array_is_a_list_in_disguise() -> None:
+    """dtype=object: the array holds pointers to str objects, whose counts reading writes."""
+    _fork_and_smaps()
+    verdict = chapter_function(STEM, "verdict_c102")
+    with pytest.raises(AssertionError, match="copied it into the workers"):
+        verdict(*_memory_evidence(array_dtype=object))
+
+
+def test_c102_spawn_workers_share_no_pages() -> None:
+    """Under spawn each worker unpickles its own copy at start-up: reading copies nothing
+    more, so the list's growth on reading is gone."""
+    _fork_and_smaps()
+    verdict = chapter_function(STEM, "verdict_c102")
+    with pytest.raises(AssertionError, match="copied little"):
+        verdict(*_memory_evidence(start_method="spawn", n=5_000))
+
+
+# C100: resizing with antialiasing for training and with nearest at serving -----------------
+
+def _resize_functions():
+    import torchvision.transforms.v2 as T
+
+    return (chapter_function(STEM, "resize_antialiased", T=T),
+            chapter_function(STEM, "resize_nearest"))
+
+
+def _moved(serve) -> dict[str, float]:
+    """The chapter's four test images, resized as in training and with `serve`: the share of
+    pixels more than a tenth of the range apart."""
+    from sklearn.datasets import load_sample_image
+
+    train_resize, _ = _resize_functions()
+    images = {
+        "photo": torch.tensor(load_sample_image("china.jpg")).permute(2, 0, 1)[None],
+        "one-pixel stripes": (torch.arange(64) % 2 * 255).to(torch.uint8).repeat(1, 3, 64, 1),
+        "random pixels": torch.randint(0, 256, (1, 3, 64, 64), dtype=torch.uint8,
+                                       generator=torch.Generator().manual_seed(0)),
+        "smooth gradient": torch.linspace(0, 255, 64).round().to(torch.uint8).repeat(1, 3, 64, 1),
+    }
+    moved = {}
+    for name, image in images.items():
+        size = (image.shape[2] // 4, image.shape[3] // 4)
+        gap = (train_resize(image, size).float() - serve(image, size).float()) / 255
+        moved[name] = (gap.abs() > 0.1).float().mean().item()
+    return moved
+
+
+def test_c100_serving_with_the_training_resize() -> None:
+    verdict = chapter_function(STEM, "verdict_c100")
+    train_resize, nearest = _resize_functions()
+    verdict(_moved(nearest), True)  # positive control
+    with pytest.raises(AssertionError, match="agree"):
+        verdict(_moved(train_resize), True)
+
+
+def test_c100_a_shared_function_that_resizes_arrays_its_own_way() -> None:
+    """'Shared', but an array goes through nearest: training and serving tensors differ."""
+    import numpy as np
+    from PIL import Image
+    from sklearn.datasets import load_sample_image
+
+    verdict = chapter_function(STEM, "verdict_c100")
+    train_resize, nearest = _resize_functions()
+    photo = load_sample_image("china.jpg")
+
+    def preprocess(image) -> torch.Tensor:
+        resize = train_resize if isinstance(image, Image.Image) else nearest
+        pixels = torch.tensor(np.asarray(image)).permute(2, 0, 1)[None]
+        return resize(pixels, (106, 160))[0].float() / 255
+
+    identical = torch.equal(preprocess(Image.fromarray(photo)), preprocess(photo.copy()))
+    assert not identical
+    with pytest.raises(AssertionError, match="different tensors"):
+        verdict(_moved(nearest), identical)
+
+
+def test_c100_a_serving_path_that_differs_everywhere() -> None:
+    """A service that also shifts the brightness: the smooth gradient moves too, so the gap
+    no longer comes from the fine detail."""
+    verdict = chapter_function(STEM, "verdict_c100")
+    train_resize, _ = _resize_functions()
+
+    def brighter(image: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
+        return (train_resize(image, size).int() + 40).clamp(max=255).to(torch.uint8)
+
+    with pytest.raises(AssertionError, match="smooth gradient"):
+        verdict(_moved(brighter), True)
+
+
+# C103: a model trained on antialiased resizes, served nearest-resized stripes --------------
+
+def _stripe_evidence(serve: str = "nearest", steps: int = 100) -> tuple[dict, dict]:
+    """The chapter's stripe data and model, trained on antialiased resizes; validation resized
+    as trained and with `serve` (reported under the key "nearest")."""
+    import math
+
+    train_resize, nearest = _resize_functions()
+    stripe_images = chapter_function(STEM, "stripe_images")
+    stripe_set = chapter_function(STEM, "stripe_set", stripe_images=stripe_images)
+    generator = torch.Generator().manual_seed(0)
+    train_x, train_y = stripe_set(128, generator)
+    val_x, val_y = stripe_set(128, generator)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                          nn.Linear(8, 2))
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.03)
+    inputs = train_resize(train_x, (16, 16)).float() / 255 - 0.5
+    loss = torch.zeros(())
+    for _ in range(steps):
+        loss = torch.nn.functional.cross_entropy(model(inputs), train_y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    resizes = {"antialiased, as trained": train_resize,
+               "nearest": nearest if serve == "nearest" else train_resize}
+    with torch.no_grad():
+        read = {name: model(resize(val_x, (16, 16)).float() / 255 - 0.5).argmax(1)
+                for name, resize in resizes.items()}
+    assert math.isfinite(loss.item())
+    return ({name: (r == val_y).float().mean().item() for name, r in read.items()},
+            {name: (r[val_y == 1] == 0).float().mean().item() for name, r in read.items()})
+
+
+def test_c103_serving_with_the_training_resize() -> None:
+    verdict = chapter_function(STEM, "verdict_c103")
+    verdict(*_stripe_evidence())  # positive control
+    with pytest.raises(AssertionError, match="not read as coarse"):
+        verdict(*_stripe_evidence(serve="antialiased"))
+
+
+def test_c103_a_model_that_did_not_learn() -> None:
+    verdict = chapter_function(STEM, "verdict_c103")
+    with pytest.raises(AssertionError, match="did not learn"):
+        verdict(*_stripe_evidence(steps=0))

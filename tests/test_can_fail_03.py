@@ -2,6 +2,8 @@
 function (tests/chapter_code.py) evidence computed in a world without the effect, and evidence
 from the real world as a positive control."""
 
+import io
+import time
 import warnings
 from functools import cache
 
@@ -11,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.overrides import TorchFunctionMode
+from torch.utils import benchmark
 from torch.utils.data import DataLoader
 
 from helpers import digits_split, fit, train_one_epoch
@@ -321,3 +324,116 @@ def test_c73_state_dict_as_a_copy_or_a_shallow_copy():
     shallow = c73_kept(lambda m: dict(m.state_dict()))  # a new dict, the same tensors
     with pytest.raises(AssertionError, match="the cloned state_dict changed"):
         verdict(live, shallow)
+
+
+# C104: autograd records a graph node per operation; no_grad saves time on tiny operations ----
+
+def c104_evidence(w_requires_grad: bool = True, record_under_no_grad: bool = False,
+                  timed: bool = True) -> tuple:
+    """The chapter's node count and timings of its chain and matmul; `w_requires_grad=False`
+    is a model whose weights need no gradient (nothing is recorded, in either mode)."""
+    tiny_chain, graph_nodes = chapter("tiny_chain"), chapter("graph_nodes")
+    recording_cost = chapter("recording_cost",
+                             cpu_seconds=chapter("cpu_seconds", benchmark=benchmark))
+    torch.manual_seed(0)
+    x16, w16 = torch.randn(16), torch.randn(16, requires_grad=w_requires_grad)
+    a256, w256 = torch.randn(256, 256), torch.randn(256, 256, requires_grad=w_requires_grad)
+    with torch.enable_grad() if record_under_no_grad else torch.no_grad():
+        unrecorded = tiny_chain(x16, w16, 50)
+    nodes = {"grad": graph_nodes(tiny_chain(x16, w16, 50)), "no_grad": graph_nodes(unrecorded)}
+    clock = time.process_time  # the chapter's clock where CPU time is fine-grained (Linux, macOS)
+    costs = {"tiny chain": recording_cost(lambda: tiny_chain(x16, w16, 50), clock),
+             "one matmul": recording_cost(lambda: a256 @ w256, clock)} if timed else {}
+    return nodes, 100, costs
+
+
+@pytest.fixture(scope="module")
+def c104_real() -> tuple:
+    return c104_evidence()
+
+
+def test_c104_a_no_grad_that_records(c104_real):
+    verdict = chapter_function(CHAPTER, "verdict_c104")
+    verdict(*c104_real)
+    nodes, ops, _ = c104_evidence(record_under_no_grad=True, timed=False)
+    with pytest.raises(AssertionError, match="under no_grad the chain left 100 graph nodes"):
+        verdict(nodes, ops, c104_real[2])
+
+
+def test_c104_weights_that_need_no_gradient():
+    """Nothing requires a gradient: autograd records nothing with grad on either, and the two
+    modes take the same time."""
+    verdict = chapter_function(CHAPTER, "verdict_c104")
+    nodes, ops, costs = c104_evidence(w_requires_grad=False)
+    assert nodes == {"grad": 0, "no_grad": 0}
+    with pytest.raises(AssertionError, match="0 graph nodes for 100"):
+        verdict(nodes, ops, costs)
+    real_nodes = {"grad": 100, "no_grad": 0}  # the timing alone must fail too
+    with pytest.raises(AssertionError, match="tiny operations only"):
+        verdict(real_nodes, ops, costs)
+
+
+def test_c104_recording_that_scales_with_the_work(c104_real):
+    """A world where recording cost the same share of every operation, large or small: the
+    matmul slowed down as much as the tiny chain (a simulated machine, from the real ratio)."""
+    verdict = chapter_function(CHAPTER, "verdict_c104")
+    nodes, ops, costs = c104_real
+    proportional = {**costs, "one matmul": costs["tiny chain"]}
+    with pytest.raises(AssertionError, match="one large matmul"):
+        verdict(nodes, ops, proportional)
+
+
+# C105: load_state_dict leaves a fresh model in training mode ---------------------------------
+
+class AlwaysDropout(nn.Dropout):
+    """A planted Dropout that ignores the mode: it drops in eval mode too."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.dropout(x, self.p, training=True)
+
+
+class LoadsNothing(nn.Sequential):
+    """A planted model whose load_state_dict silently keeps its own weights."""
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        return None
+
+
+def c105_model(seed: int, dropout: float = 0.1, dropout_class=nn.Dropout,
+               model_class=nn.Sequential) -> nn.Module:
+    torch.manual_seed(seed)
+    return model_class(nn.Linear(64, 128), nn.ReLU(), dropout_class(dropout), nn.Linear(128, 10))
+
+
+def c105_seen(fresh: nn.Module, source: nn.Module | None = None) -> dict:
+    after_loading = chapter("after_loading", io=io)
+    source = source if source is not None else c105_model(seed=0)
+    return after_loading(source, fresh, digits()[1].tensors[0])
+
+
+def test_c105_a_load_that_restores_eval_mode():
+    verdict = chapter_function(CHAPTER, "verdict_c105")
+    verdict(c105_seen(c105_model(seed=1)))
+    with pytest.raises(AssertionError, match="was not in training mode"):
+        verdict(c105_seen(c105_model(seed=1).eval()))  # as if loading set the saved mode
+
+
+def test_c105_no_dropout():
+    verdict = chapter_function(CHAPTER, "verdict_c105")
+    seen = c105_seen(c105_model(seed=1, dropout=0.0), source=c105_model(seed=0, dropout=0.0))
+    with pytest.raises(AssertionError, match="before eval\\(\\) two calls gave the same output"):
+        verdict(seen)
+
+
+def test_c105_an_eval_that_keeps_dropout():
+    verdict = chapter_function(CHAPTER, "verdict_c105")
+    seen = c105_seen(c105_model(seed=1, dropout_class=AlwaysDropout))
+    with pytest.raises(AssertionError, match="after eval\\(\\) two calls still differ"):
+        verdict(seen)
+
+
+def test_c105_a_load_that_does_nothing():
+    verdict = chapter_function(CHAPTER, "verdict_c105")
+    seen = c105_seen(c105_model(seed=1, model_class=LoadsNothing))
+    with pytest.raises(AssertionError, match="does not match its source"):
+        verdict(seen)

@@ -11,8 +11,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
 
-from helpers import GradNormRecorder, digits_split
+from helpers import GradNormRecorder, digits_split, fit
 from tests import chapter_code
 from tests.chapter_code import chapter_function, one_thread  # noqa: F401 (autouse fixture)
 
@@ -42,7 +43,8 @@ def digits() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
 def chapter(name: str, **names):
     """A function of chapter 05 with the chapter's globals it needs, on the CPU (the digits
     only for the functions that train or evaluate on them)."""
-    if name in ("batch_noise_run", "first_grad_norm", "scale_run", "first_loss"):
+    if name in ("batch_noise_run", "first_grad_norm", "scale_run", "first_loss",
+                "per_sample_run", "train_curve", "early_stopping_run"):
         x_train, y_train, x_val, y_val = digits()
         names = {"x_train": x_train, "y_train": y_train, "x_val": x_val, "y_val": y_val,
                  **names}
@@ -54,7 +56,8 @@ def chapter(name: str, **names):
     trained = chapter_function(CHAPTER, "trained", diverged=diverged)
     base = {"device": CPU, "tail": tail, "roughness": roughness, "rougher": rougher,
             "warnings": warnings, "embedding_distance": embedding_distance,
-            "diverged": diverged, "trained": trained}
+            "diverged": diverged, "trained": trained, "fit": fit, "DataLoader": DataLoader,
+            "TensorDataset": TensorDataset}
     return chapter_function(CHAPTER, name, **{**base, **names})
 
 
@@ -625,3 +628,127 @@ def test_c22_cuda_a_float16_running_total_or_autocast_left_in_float16():
         verdict(zero, inf, torch.ones(4, dtype=torch.float16))
     with pytest.raises(AssertionError):  # a long sum that did not overflow: no mechanism shown
         verdict(zero, zero, torch.ones(4))
+
+
+# C107: a few corrupted samples make the spikes; per-sample losses name them -------------
+
+PLANTED = torch.tensor([11, 222, 777, 1333])
+
+
+def corrupted(scale: float = 100.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """The digits with the chapter's corruption at PLANTED: features x `scale`, wrong labels
+    (scale 1: only the labels are wrong)."""
+    x_train, y_train = digits()[:2]
+    x, y = x_train.clone(), y_train.clone()
+    x[PLANTED] *= scale
+    y[PLANTED] = (y[PLANTED] + torch.tensor([1, 3, 5, 7])) % 10
+    return x, y
+
+
+@cache
+def spike_evidence(world: str) -> tuple[list[float], list[bool], list[int], int]:
+    """The chapter's per-sample run on a world's data: step losses, which steps hold a PLANTED
+    sample, the worst sample of each step, the steps of an epoch."""
+    x_train, y_train = digits()[:2]
+    x, y = {"corrupted": corrupted, "labels only": lambda: corrupted(scale=1.0),
+            "clean": lambda: (x_train, y_train)}[world]()
+    steps, per_epoch = chapter("per_sample_run")(x, y)
+    return ([loss for loss, _, _ in steps],
+            [bool(torch.isin(index, PLANTED).any()) for _, index, _ in steps],
+            [index[per_sample.argmax()].item() for _, index, per_sample in steps], per_epoch)
+
+
+def test_c107_no_corruption_or_suspects_that_miss_the_planted():
+    verdict = chapter("verdict_c107")
+    planted = PLANTED.tolist()
+    losses, held, worst, per_epoch = spike_evidence("corrupted")
+    verdict(losses, held, worst, planted, per_epoch)  # the chapter's world
+    with pytest.raises(AssertionError, match="planted sample"):  # the same samples, clean
+        verdict(*spike_evidence("clean")[:3], planted, per_epoch)
+    with pytest.raises(AssertionError, match="planted sample"):  # wrong labels, normal scale
+        verdict(*spike_evidence("labels only")[:3], planted, per_epoch)
+    first_of_batch = [11 if h else 0 for h in held]  # a "suspect" that ignores the losses
+    with pytest.raises(AssertionError, match="suspects"):
+        verdict(losses, held, first_of_batch, planted, per_epoch)
+
+
+# C108: an evaluation bug gives chance-level accuracy while the loss falls ----------------
+
+@cache
+def eval_history(lr: float, reported_from_loader: bool) -> list[tuple[float, float, float]]:
+    """The chapter's evaluation experiment: (validation loss, accuracy as reported, accuracy
+    with each batch's labels) before training and after each of 5 epochs at `lr`."""
+    x_train, y_train, x_val, y_val = digits()
+    evaluate = chapter("val_loss_and_accuracy", y_val=y_val)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    train = DataLoader(TensorDataset(x_train, y_train), batch_size=32, shuffle=True,
+                       generator=torch.Generator().manual_seed(0))
+    val = DataLoader(TensorDataset(x_val, y_val), batch_size=64, shuffle=True,
+                     generator=torch.Generator().manual_seed(1))
+    history = []
+    for epoch in range(6):
+        if epoch > 0:
+            fit(model, train, None, F.cross_entropy, opt, epochs=1, progress=False)
+        loss, reported = evaluate(model, val, labels_from_loader=reported_from_loader)
+        history.append((loss, reported, evaluate(model, val, labels_from_loader=True)[1]))
+    return history
+
+
+def test_c108_a_correct_evaluation_or_a_model_that_does_not_learn():
+    verdict = chapter("verdict_c108")
+    verdict(eval_history(0.03, False), 10)  # the chapter's world: the bug
+    with pytest.raises(AssertionError, match="left chance"):  # the evaluation without the bug
+        verdict(eval_history(0.03, True), 10)
+    with pytest.raises(AssertionError, match="did not fall"):  # a model that does not learn
+        verdict(eval_history(0.0, False), 10)
+    falls = [(2.3, 0.1, 0.1), (1.0, 0.1, 0.7), (0.57, 0.19, 0.9)]  # bound 1 - 0.57 / ln 2
+    with pytest.raises(AssertionError, match="does not rule out"):  # 0.18: allows the 0.19
+        verdict(falls, 10)
+    with pytest.raises(AssertionError, match="bound failed"):  # a "fixed" metric under it
+        verdict([*falls[:2], (0.05, 0.1, 0.9)], 10)  # 0.9 < 1 - 0.05 / ln 2
+
+
+# C109, C110: remedies for overfitting ----------------------------------------------------
+
+@cache
+def overfitting_run(subset: int, epochs: int, copies: bool = False):
+    """The chapter's train_curve for the gallery's overfitting model; with `copies`, its
+    training set is the first 60 samples repeated (`subset` samples that add nothing new)."""
+    x_train, y_train = digits()[:2]
+    if copies:
+        repeats = -(-subset // 60)
+        x_train, y_train = x_train[:60].repeat(repeats, 1), y_train[:60].repeat(repeats)
+    run = chapter("train_curve") if not copies else chapter(
+        "train_curve", x_train=x_train, y_train=y_train, x_val=digits()[2], y_val=digits()[3])
+    return run(lr=1e-2, subset=subset, hidden=256, epochs=epochs, adam=True)
+
+
+def test_c109_more_data_that_is_only_copies():
+    verdict = chapter("verdict_c109")
+    small, large = overfitting_run(60, 200), overfitting_run(640, 20)
+    verdict(small.epoch_val_loss, small.epoch_val_metric[-1], large.epoch_val_loss,
+            large.epoch_val_metric[-1])  # the chapter's world
+    copied = overfitting_run(640, 20, copies=True)  # ten times the samples, all repeats
+    with pytest.raises(AssertionError):
+        verdict(small.epoch_val_loss, small.epoch_val_metric[-1], copied.epoch_val_loss,
+                copied.epoch_val_metric[-1])
+
+
+def test_c110_no_overfitting_or_weights_not_loaded_back():
+    verdict = chapter("verdict_c110")
+    x_val, y_val = digits()[2:]
+    model, val_losses, best_epoch = chapter("early_stopping_run")(10, 200)
+    with torch.no_grad():
+        restored = F.cross_entropy(model(x_val), y_val).item()
+    full_last = overfitting_run(60, 200).epoch_val_loss[-1]
+    verdict(val_losses, best_epoch, restored, 10, 200, full_last)  # the chapter's world
+    with pytest.raises(AssertionError, match="not the best epoch"):  # the last weights kept
+        verdict(val_losses, best_epoch, val_losses[-1], 10, 200, full_last)
+    with pytest.raises(AssertionError):  # a full run that does not overfit: nothing to gain
+        verdict(val_losses, best_epoch, restored, 10, 200, min(val_losses))
+    falling = list(np.linspace(2.0, 0.5, 200))  # no minimum before the end: never stops
+    with pytest.raises(AssertionError):
+        verdict(falling, 199, 0.5, 10, 200, 0.5)
+

@@ -450,3 +450,90 @@ def test_c56_setting_not_in_effect():
         verdict("True", "True", "True")
     with pytest.raises(AssertionError):  # a process that printed no setting (key missing)
         verdict("False", "None", "None")
+
+
+# C111: halving a conv net's input sides divides its saved activations by 4 (computed for real)
+
+CPU = torch.device("cpu")
+
+
+class PooledHead(nn.Module):
+    """The chapter's body with a classifier head of global pooling and a Linear layer, which
+    saves a (batch, channels) tensor whatever the input's size."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+        self.head = nn.Linear(8, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.body(x).mean((2, 3)))
+
+
+class ResizesFirst(nn.Module):
+    """A network that resizes every input to 16 x 16 before its convolutions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(F.interpolate(x, size=(16, 16))).mean((2, 3))
+
+
+def saved_by_side(net: nn.Module, sides: tuple[int, ...]) -> dict[int, int]:
+    result = {}
+    for side in sides:
+        torch.manual_seed(0)
+        images = torch.randn(2, 3, side, side)
+        with measure_memory("cpu", exclude=net.parameters()) as mem:
+            net(images).sum()
+        result[side] = mem.saved_bytes
+    return result
+
+
+def test_c111_fixed_size_tensors_or_sizes_the_strides_do_not_divide():
+    verdict = chapter_function(CHAPTER, "verdict_c111")
+    conv_net = chapter_function(CHAPTER, "make_conv_net", device=CPU)()
+    verdict(saved_by_side(conv_net, (16, 8, 4)))  # the chapter's network: exactly 4
+    with pytest.raises(AssertionError):  # odd sizes: the poolings round 31 down
+        verdict(saved_by_side(conv_net, (62, 31)))
+    with pytest.raises(AssertionError):  # a head that saves a tensor of a fixed size
+        verdict(saved_by_side(PooledHead(), (16, 8)))
+    with pytest.raises(AssertionError):  # a network that resizes its input: no saving
+        verdict(saved_by_side(ResizesFirst(), (32, 16)))
+
+
+# C112: halving an MLP's hidden width (computed for real, with the chapter's MLP builder)
+
+def mlp_evidence(nets: dict[int, nn.Sequential], count_input: bool = False,
+                 n_inputs: int = 48) -> tuple[dict, dict, dict]:
+    saved, square, params = {}, {}, {}
+    for key, net in nets.items():
+        x = torch.randn(8, n_inputs)
+        excluded = [*net.parameters()] + ([] if count_input else [x])
+        with measure_memory("cpu", exclude=excluded) as mem:
+            net(x)
+        linears = [layer for layer in net if isinstance(layer, nn.Linear)]
+        saved[key] = mem.saved_bytes
+        square[key] = sum(layer.weight.numel() for layer in linears[1:-1])
+        params[key] = sum(p.numel() for p in net.parameters())
+    return saved, square, params
+
+
+def test_c112_pruned_units_a_counted_input_or_a_shallower_model():
+    verdict = chapter_function(CHAPTER, "verdict_c112")
+    build = chapter_function(CHAPTER, "mlp_with_hidden", width=48, device=CPU)
+    verdict(*mlp_evidence({64: build(64), 32: build(32)}))  # the world of the claim
+    # "half the units" pruned by zeroing their weights: the same shapes, nothing saved
+    pruned = build(64)
+    with torch.no_grad():
+        for layer in pruned:
+            if isinstance(layer, nn.Linear) and layer.out_features == 64:
+                layer.weight[32:] = 0
+    with pytest.raises(AssertionError):
+        verdict(*mlp_evidence({64: build(64), 32: pruned}))
+    with pytest.raises(AssertionError):  # the input counted too: it does not shrink
+        verdict(*mlp_evidence({64: build(64), 32: build(32)}, count_input=True))
+    with pytest.raises(AssertionError):  # half the depth (4 hidden layers -> 2), not the width
+        verdict(*mlp_evidence({64: build(64, depth=4), 32: build(64, depth=2)}))

@@ -304,3 +304,71 @@ def test_c92_a_round_trip_that_changes_the_outputs_fails(tmp_path):
             verdict(linear(x), reloaded(x).half().float())
         with pytest.raises(AssertionError):  # a program traced for one row only
             verdict(linear(x), reloaded(x)[:1])
+
+
+# --- C113: bfloat16 autocast at inference keeps every prediction the rounding cannot reach --
+
+def trained_digits_mlp(epochs: int) -> tuple[nn.Sequential, torch.Tensor, torch.Tensor]:
+    """A small MLP on the chapter's digits, trained for `epochs` full-batch Adam epochs (0:
+    untrained, logits with small margins), and the validation set."""
+    from helpers import digits_split
+
+    train_set, val_set = digits_split(seed=0)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(),
+                          nn.Linear(128, 10))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    x_train, y_train = train_set.tensors
+    for _ in range(epochs):
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(x_train), y_train).backward()
+        optimizer.step()
+    return model.eval(), *val_set.tensors
+
+
+def e4m3_forward(model: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
+    """The model with its inputs, weights and outputs rounded to float8 e4m3 (4 significant
+    bits), as an autocast to that format would run it."""
+    def e4m3(t: torch.Tensor) -> torch.Tensor:
+        return t.to(torch.float8_e4m3fn).float()
+
+    a = e4m3(x)
+    for layer in model:
+        if isinstance(layer, nn.Linear):
+            a = e4m3(a @ e4m3(layer.weight).T + e4m3(layer.bias))
+        else:
+            a = layer(a)
+    return a
+
+
+def bf16_evidence(model: nn.Sequential, x: torch.Tensor, dtype=torch.bfloat16) -> tuple:
+    bound_of = chapter_function(CHAPTER, "rounding_bound")
+    with torch.inference_mode():
+        logits = model(x)
+        with torch.autocast("cpu", dtype=dtype):
+            low = model(x)
+    return logits, low, bound_of(model, x, torch.finfo(dtype).eps / 2)
+
+
+def test_c113_a_flip_beyond_the_bound_fewer_bits_or_small_margins():
+    safe_samples = chapter_function(CHAPTER, "safe_samples")
+    verdict = chapter_function(CHAPTER, "verdict_c113", safe_samples=safe_samples)
+    model, x, y = trained_digits_mlp(epochs=60)
+    logits, low, bound = bf16_evidence(model, x)
+    verdict(logits, low, bound, y)  # the world of the claim: real bfloat16 autocast
+    # a "bfloat16" run that changed the class of the safe sample with the largest lead
+    planted = low.clone()
+    lead = logits.topk(2, 1).values.diff(dim=1).neg()[:, 0]
+    sample = int(torch.where(safe_samples(logits, bound), lead, -1.0).argmax())
+    planted[sample] = planted[sample].roll(1)
+    with pytest.raises(AssertionError):
+        verdict(logits, planted, bound, y)
+    # a format with 4 significant bits (float8 e4m3), with its own bound: too few safe samples
+    with torch.inference_mode():
+        e4m3_logits = e4m3_forward(model, x)
+    bound_of = chapter_function(CHAPTER, "rounding_bound")
+    with pytest.raises(AssertionError):
+        verdict(logits, e4m3_logits, bound_of(model, x, 2.0 ** -4), y)
+    # an untrained model: its logits barely differ, so few samples are safe
+    with pytest.raises(AssertionError):
+        verdict(*bf16_evidence(*trained_digits_mlp(epochs=0)[:2]), y)

@@ -13,7 +13,7 @@ from tools.chapter_format import ROOT, chapters, code_cells
 from tools.shift_seeds import MAGIC_RE
 
 LEDGER = appendix.load_ledger()
-TEST_NAME_RE = re.compile(r"tests/test_can_fail_\d\d\.py::(test_c\d\d_\w+)")
+TEST_NAME_RE = re.compile(r"tests/test_can_fail_\d\d\.py::(test_c\d{2,3}_\w+)")
 
 
 def defined_tests(path, counterfactual_only: bool = False) -> set[str]:

@@ -52,10 +52,16 @@ def test_skip_needs_a_reason():
             c.skip("  ")
 
 
-@pytest.mark.parametrize("bad", ["C1", "c01", "C001", "01", 1])
+@pytest.mark.parametrize("bad", ["C1", "c01", "C001", "C0104", "C1040", "01", 1])
 def test_bad_id(bad):
     with pytest.raises(ValueError, match="look like 'C07'"):
         claim(bad, "statement")
+
+
+def test_three_digit_id(capsys):
+    with claim("C104", "a claim past C99", device="cpu"):
+        pass
+    assert "C104 held" in capsys.readouterr().out
 
 
 def test_empty_statement():

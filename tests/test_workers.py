@@ -11,11 +11,13 @@ from torch.utils.data import DataLoader
 from torchvision.transforms.v2.functional import pil_to_tensor as to_tensor  # importable
 
 from helpers import (
+    MemoryAfterReading,
     NoisyDigits,
     OwnRngAugmented,
     PNGDataset,
     TorchAugmented,
     WhatTheWorkerSees,
+    private_dirty_kib,
     reseed_dataset_rng,
     worker_context,
 )
@@ -87,3 +89,33 @@ def test_noisy_digits_draws_torch_noise_per_item():
     assert torch.equal(x, 0.5 * torch.randn(4)) and y == 2
     with pytest.raises(ValueError, match="3 inputs but 2 labels"):
         NoisyDigits(torch.zeros(3, 4), torch.arange(2))
+
+
+def test_private_dirty_kib_reads_smaps_rollup(tmp_path):
+    rollup = tmp_path / "smaps_rollup"
+    rollup.write_text("Rss:    2048 kB\nPrivate_Clean:   12 kB\nPrivate_Dirty:   345 kB\n")
+    assert private_dirty_kib(str(rollup)) == 345
+    assert private_dirty_kib(str(tmp_path / "missing")) is None  # macOS, Windows, old kernels
+    rollup.write_text("Rss:    2048 kB\n")
+    with pytest.raises(ValueError, match="no Private_Dirty"):
+        private_dirty_kib(str(rollup))
+    here = private_dirty_kib()
+    assert here is None or (isinstance(here, int) and here > 0)
+
+
+def test_memory_after_reading_reads_every_element():
+    data = MemoryAfterReading(["ab", "cde", ""], workers=2)
+    assert len(data) == 2
+    row = data[1]  # in the main process: the index stands for the worker
+    assert row["worker"] == 1 and row["chars"] == 5
+    assert (row["before_kib"] is None) == (private_dirty_kib() is None)
+    with pytest.raises(TypeError, match="sequence"):
+        MemoryAfterReading(iter(["a"]), workers=1)
+    with pytest.raises(ValueError):
+        MemoryAfterReading(["a"], workers=0)
+
+
+def test_memory_after_reading_loads_in_spawn_workers():
+    rows = batches(MemoryAfterReading(["ab", "cde"], workers=2), 2, "spawn", batch_size=None)
+    assert [row["worker"] for row in rows] == [0, 1]
+    assert all(row["chars"] == 5 for row in rows)

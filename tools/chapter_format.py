@@ -37,7 +37,7 @@ CODE_CELL_RE = re.compile(r"^(?P<fence>`{3,})\{code-cell\}[^\n]*\n.*?^(?P=fence)
                           re.M | re.S)
 # The YAML front matter at the top of a chapter (jupytext's header and the kernelspec).
 FRONT_MATTER_RE = re.compile(r"\A---\n(?P<yaml>.*?\n)---\n", re.S)
-CLAIM_ID_RE = re.compile(r"\bC\d\d\b")
+CLAIM_ID_RE = re.compile(r"\bC\d{2,3}\b")
 
 
 def chapters(book: Path = BOOK) -> list[Path]:

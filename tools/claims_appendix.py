@@ -40,7 +40,7 @@ WORDS = {
            "missing": "**缺失**：没有单元格检查它", "breaks": "<br><br>*在哪里不成立：*",
            "can_fail": "<br><br>*在论断不成立时确实会失败的测试：*"},
 }
-CLAIM_RE = re.compile(r'claim\(\s*"(C\d\d)"')
+CLAIM_RE = re.compile(r'claim\(\s*"(C\d{2,3})"')
 HEADING_RE = re.compile(r"^(#{1,3}) (.+)$")
 
 
@@ -123,7 +123,7 @@ def _rows(ledger: dict[str, dict], sites: dict[str, list[Site]], link, records: 
     have a checking cell; ``link`` renders one site."""
     words, suffix = WORDS[lang], "" if lang == "en" else f"_{lang}"
     rows, checked = [], 0
-    for claim_id, entry in sorted(ledger.items()):
+    for claim_id, entry in sorted(ledger.items(), key=lambda item: int(item[0][1:])):
         where = sites.get(claim_id, [])
         if where:
             checked += 1

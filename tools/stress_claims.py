@@ -33,7 +33,7 @@ from tools.chapter_format import ROOT, chapters, notebook_for
 from tools.shift_seeds import shift_notebook
 
 ATTEMPT_RE = re.compile(r"attempt (\d+)/(\d+): (.*) -> (holds|does not hold.*)")
-CLAIM_CELL_RE = re.compile(r'claim\(\s*"(C\d\d)"(?:[^()]|\([^()]*\))*?(?:part="([a-z-]+)")?\)')
+CLAIM_CELL_RE = re.compile(r'claim\(\s*"(C\d{2,3})"(?:[^()]|\([^()]*\))*?(?:part="([a-z-]+)")?\)')
 
 
 def timing_chapters() -> list[Path]:

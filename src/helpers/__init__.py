@@ -80,11 +80,13 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "train",
     "fit": "train",
     "train_one_epoch": "train",
+    "MemoryAfterReading": "workers",
     "NoisyDigits": "workers",
     "OwnRngAugmented": "workers",
     "PNGDataset": "workers",
     "TorchAugmented": "workers",
     "WhatTheWorkerSees": "workers",
+    "private_dirty_kib": "workers",
     "reseed_dataset_rng": "workers",
 }
 

@@ -30,7 +30,7 @@ from .records import append_record
 from .validate import require_device
 
 CLAIMS_LOG_ENV_VAR = "BOOK_CLAIMS_LOG"
-_ID_RE = re.compile(r"C\d{2}")  # fullmatch: "C07\n" is not an ID
+_ID_RE = re.compile(r"C(?:\d{2}|[1-9]\d{2})")  # fullmatch: "C07\n", "C001" are not IDs
 _PART_RE = re.compile(r"[a-z][a-z0-9-]{0,19}")
 
 

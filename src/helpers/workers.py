@@ -1,6 +1,6 @@
 """The ``Dataset`` classes and the ``worker_init_fn`` that chapters 02 ("Workers: measure, then
-choose num_workers", "Seeding workers") and 04 ("Threads and workers") hand to ``DataLoader``
-workers.
+choose num_workers", "Memory per worker", "Seeding workers") and 04 ("Threads and workers")
+hand to ``DataLoader`` workers.
 
 They live in a module, not in the notebooks, because workers started with ``spawn`` (the
 default on macOS and Windows) or ``forkserver`` (Linux from Python 3.14) unpickle the dataset
@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import random
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -108,3 +109,46 @@ class NoisyDigits(Dataset):
 
     def __getitem__(self, i: int):
         return self.inputs[i] + self.noise * torch.randn(self.inputs.shape[1:]), self.labels[i]
+
+
+def private_dirty_kib(smaps_rollup: str = "/proc/self/smaps_rollup") -> int | None:
+    """This process's private dirty memory in KiB: the pages it has written and shares with no
+    other process (``Private_Dirty`` of Linux's ``/proc/self/smaps_rollup``, Linux 4.14 and
+    later), or ``None`` where that file does not exist (macOS, Windows, older kernels).
+    Chapter 02, "Memory per worker"."""
+    try:
+        text = Path(smaps_rollup).read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("Private_Dirty:"):
+            return int(line.split()[1])
+    raise ValueError(f"{smaps_rollup} has no Private_Dirty line")
+
+
+class MemoryAfterReading(Dataset):
+    """One item per worker (load it with ``batch_size=None`` and ``workers`` workers): item
+    ``i``, made in worker ``i``, reads every element of ``data`` as ``__getitem__`` would read
+    a sample, and reports the worker's private dirty memory (:func:`private_dirty_kib`) before
+    and after the reading, and how many characters it read (chapter 02, "Memory per worker").
+    A forked worker shares the main process's pages until it writes to one; reading an element
+    of a list writes the element's reference count, reading one of a NumPy array writes nothing
+    in the array."""
+
+    def __init__(self, data: Sequence, workers: int) -> None:
+        if not (hasattr(data, "__len__") and hasattr(data, "__getitem__")):
+            raise TypeError(f"data must be a sequence (a list, an array), got {type(data)}")
+        self.data, self.workers = data, require_int("workers", workers, minimum=1)
+
+    def __len__(self) -> int:
+        return self.workers
+
+    def __getitem__(self, index: int) -> dict:
+        info = get_worker_info()
+        before = private_dirty_kib()
+        data, chars = self.data, 0
+        for i in range(len(data)):
+            chars += len(data[i])  # sample i, read as a Dataset's __getitem__ reads it
+        after = private_dirty_kib()
+        return {"worker": index if info is None else info.id, "before_kib": before,
+                "after_kib": after, "chars": chars}
