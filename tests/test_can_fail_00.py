@@ -2,6 +2,7 @@
 function (tests/chapter_code.py) evidence computed in a world without the effect, and evidence
 from the real world as a positive control."""
 
+import os
 import platform
 import traceback
 
@@ -36,8 +37,11 @@ class Shrinking(nn.Module):
         super().__init__()
         self.body, self.head = nn.Linear(8, 16), nn.Linear(16, 3)
 
-    def forward(self, x: torch.Tensor, fixed_steps: int | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, fixed_steps: int | None = None,
+                verbose: bool = False) -> torch.Tensor:
         h = torch.relu(self.body(x))
+        if verbose:
+            print("after body:", tuple(h.shape))
         steps = 0
         while (h.norm() > 5.0 if fixed_steps is None else steps < fixed_steps) and steps < 10:
             h = h / 2
@@ -55,8 +59,19 @@ def deferred_run(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
 
 
 def innermost_user_line(err: BaseException) -> str:
-    frames = [f for f in traceback.extract_tb(err.__traceback__) if "/torch/" not in f.filename]
+    torch_dir = os.path.dirname(torch.__file__) + os.sep  # portable, and a checkout under a
+    frames = [f for f in traceback.extract_tb(err.__traceback__)  # .../torch/... path is ours
+              if not os.path.abspath(f.filename).startswith(torch_dir)]
     return frames[-1].line or ""
+
+
+def trace_stop_line(model: nn.Module, **concrete) -> str | None:
+    """Where torch.fx.symbolic_trace stops in forward, or None when it traces the module."""
+    try:
+        torch.fx.symbolic_trace(model, concrete_args=concrete)
+    except torch.fx.proxy.TraceError as err:
+        return innermost_user_line(err)
+    return None
 
 
 def eager_evidence(fixed_steps: int | None = None, deferred: bool = False):
@@ -70,36 +85,64 @@ def eager_evidence(fixed_steps: int | None = None, deferred: bool = False):
         deferred_run(model, torch.randn(4, 8)) if deferred else model(torch.randn(4, 8))
     except RuntimeError as err:
         message, line = str(err), innermost_user_line(err)
-    return (small, net.last_steps), [out.shape, out_big.shape], message, line
+    trace_line = trace_stop_line(Shrinking(), fixed_steps=fixed_steps, verbose=False)
+    return (small, net.last_steps), [out.shape, out_big.shape], message, line, trace_line
 
 
 def test_c39_positive_control_eager():
     verdict = chapter_function(CHAPTER, "verdict_c39")
-    verdict(*eager_evidence())
+    evidence = eager_evidence()
+    assert evidence[-1].strip().startswith("while")  # the tracer stops at the loop
+    verdict(*evidence)
+
+
+def test_c39_innermost_user_line_under_a_torch_named_folder(tmp_path):
+    """A checkout under .../torch/... keeps its own frames (review 00 #5)."""
+    cell = tmp_path / "torch" / "book" / "cell.py"
+    cell.parent.mkdir(parents=True)
+    cell.write_text("raise RuntimeError('shape mismatch')\n")
+    with pytest.raises(RuntimeError) as caught:
+        exec(compile(cell.read_text(), str(cell), "exec"), {})
+    assert innermost_user_line(caught.value) == "raise RuntimeError('shape mismatch')"
+
+
+def test_c39_tracer_without_a_data_dependent_stop():
+    """A tracer that records the loop (its count fixed), or stops at the verbose flag instead
+    of the loop: the captured-graph half of the claim is not shown."""
+    verdict = chapter_function(CHAPTER, "verdict_c39")
+    loop_steps, shapes, message, line, _ = eager_evidence()
+    fixed = trace_stop_line(Shrinking(), fixed_steps=2, verbose=False)
+    assert fixed is None  # traced: the loop count was fixed at capture
+    with pytest.raises(AssertionError, match="did not stop at the loop"):
+        verdict(loop_steps, shapes, message, line, fixed)
+    at_flag = trace_stop_line(Shrinking())  # verbose left symbolic: stops at `if verbose:`
+    assert at_flag.strip() == "if verbose:"
+    with pytest.raises(AssertionError, match="did not stop at the loop"):
+        verdict(loop_steps, shapes, message, line, at_flag)
 
 
 def test_c39_loop_count_fixed_at_capture():
     """A graph captured once replays the same number of loop steps for every input."""
     verdict = chapter_function(CHAPTER, "verdict_c39")
-    loop_steps, shapes, message, line = eager_evidence(fixed_steps=2)
+    loop_steps, shapes, message, line, trace_line = eager_evidence(fixed_steps=2)
     assert loop_steps == (2, 2)
     with pytest.raises(AssertionError, match="not data-driven"):
-        verdict(loop_steps, shapes, message, line)
+        verdict(loop_steps, shapes, message, line, trace_line)
 
 
 def test_c39_error_raised_by_a_deferred_executor():
     verdict = chapter_function(CHAPTER, "verdict_c39")
-    loop_steps, shapes, message, line = eager_evidence(deferred=True)
+    loop_steps, shapes, message, line, trace_line = eager_evidence(deferred=True)
     assert "4x16" in message  # the same error ...
     with pytest.raises(AssertionError, match="x = op"):  # ... raised at the executor's line
-        verdict(loop_steps, shapes, message, line)
+        verdict(loop_steps, shapes, message, line, trace_line)
 
 
 def test_c39_message_without_the_shapes():
     verdict = chapter_function(CHAPTER, "verdict_c39")
-    loop_steps, shapes, _, line = eager_evidence()
+    loop_steps, shapes, _, line, trace_line = eager_evidence()
     with pytest.raises(AssertionError):
-        verdict(loop_steps, shapes, "RuntimeError: shape mismatch", line)
+        verdict(loop_steps, shapes, "RuntimeError: shape mismatch", line, trace_line)
 
 
 # C38: the wheel decides; a CUDA build that is not available points at driver or device ----

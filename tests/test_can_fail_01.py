@@ -2,6 +2,7 @@
 function (tests/chapter_code.py) evidence computed in a world without the effect, and evidence
 from the real world as a positive control."""
 
+import inspect
 import linecache
 import traceback
 from functools import cache
@@ -63,11 +64,33 @@ def sweep_evidence(dtypes=(torch.float32, torch.float64)):
     theory |= {("central", dt): (3 * e * abs(X0**3 + Y0**3) / 6.0) ** (1 / 3)
                for dt, e in eps.items()}
     best = {key: steps[int(np.argmin(err))] for key, err in sweeps.items()}
-    return best, theory, sweeps
+    usable = [i for i, step in enumerate(steps) if 1e-7 * 0.999 <= step <= 1e-4 * 1.001]
+    gradcheck_eps = inspect.signature(torch.autograd.gradcheck).parameters["eps"].default
+    return best, theory, sweeps, usable, gradcheck_eps
 
 
 def test_c01_positive_control():
     chapter_function(CHAPTER, "verdict_c01")(*gradient_evidence(), *sweep_evidence())
+
+
+def test_c01_usable_steps_err_too_much():
+    """A world where a step in 1e-7..1e-4 erred by 1e-5 (a function with a far larger third
+    derivative would): the claim that any such step is good enough must fail."""
+    verdict = chapter_function(CHAPTER, "verdict_c01")
+    best, theory, sweeps, usable, gradcheck_eps = sweep_evidence()
+    central64 = sweeps["central", torch.float64].copy()
+    central64[usable[-1]] = 1e-5  # h = 1e-4: the best step elsewhere stays where it was
+    sweeps = {**sweeps, ("central", torch.float64): central64}
+    with pytest.raises(AssertionError):
+        verdict(*gradient_evidence(), best, theory, sweeps, usable, gradcheck_eps)
+
+
+def test_c01_gradcheck_default_step_other():
+    """A torch whose gradcheck defaulted to another step: the prose's 1e-6 must be checked."""
+    verdict = chapter_function(CHAPTER, "verdict_c01")
+    best, theory, sweeps, usable, _ = sweep_evidence()
+    with pytest.raises(AssertionError):
+        verdict(*gradient_evidence(), best, theory, sweeps, usable, 1e-3)
 
 
 def test_c01_float64_removed():
@@ -211,13 +234,14 @@ def with_source_lines(name: str):
 
 def c04_real():
     return [with_source_lines(n) for n in ("leaf_in_place", "saved_in_place",
-                                           "saved_out_of_place")]
+                                           "saved_out_of_place", "saved_view_in_place")]
 
 
 def test_c04_positive_control():
-    leaf_in_place, saved_in_place, saved_out_of_place = c04_real()
+    leaf_in_place, saved_in_place, saved_out_of_place, saved_view_in_place = c04_real()
     verdict = chapter_function(CHAPTER, "verdict_c04")
-    verdict(error_of()(leaf_in_place), error_of()(saved_in_place), saved_out_of_place())
+    verdict(error_of()(leaf_in_place), error_of()(saved_in_place), saved_out_of_place(),
+            error_of()(saved_view_in_place))
 
 
 def leaf_in_place():  # the world without the leaf check: the same update under no_grad
@@ -240,21 +264,29 @@ def saved_refused_at_once():  # a world that refuses the in-place change at once
     s.sum().backward()
 
 
+def view_with_own_counter():  # a world where a view had a version counter of its own
+    a = torch.randn(3, requires_grad=True)
+    s = a.sigmoid()
+    s.data[:2].zero_()  # .data's view: s's counter stays at 0, nothing is detected
+    s.sum().backward()
+
+
 def wrong_fix():  # "fixed" by detaching: no error, but no gradient reaches a
     a = torch.randn(3, requires_grad=True)
     assert not (a.sigmoid().detach() * 2).requires_grad  # nothing to call backward() on
     return a.detach(), a.grad
 
 
-@pytest.mark.parametrize("broken", ["leaf", "saved", "at_once", "fix"])
+@pytest.mark.parametrize("broken", ["leaf", "saved", "at_once", "fix", "view"])
 def test_c04_error_missing_or_at_the_wrong_line(broken):
-    real_leaf, real_saved, real_fix = c04_real()
+    real_leaf, real_saved, real_fix, real_view = c04_real()
     leaf = error_of()(leaf_in_place if broken == "leaf" else real_leaf)
     saved = error_of()({"saved": saved_in_place, "at_once": saved_refused_at_once}.get(
         broken, real_saved))
     fixed = wrong_fix() if broken == "fix" else real_fix()
+    through_view = error_of()(view_with_own_counter if broken == "view" else real_view)
     with pytest.raises(AssertionError):
-        chapter_function(CHAPTER, "verdict_c04")(leaf, saved, fixed)
+        chapter_function(CHAPTER, "verdict_c04")(leaf, saved, fixed, through_view)
 
 
 # C05: a plain tensor attribute is never trained; nn.Parameter is ---------------------------
@@ -272,7 +304,7 @@ class PlainSlope(nn.Module):
 
 
 def trained(model: nn.Module) -> nn.Module:
-    return chapter_function(CHAPTER, "train_line_with_sgd")(model)
+    return chapter_function(CHAPTER, "train_line_with_sgd")(model)[0]
 
 
 def test_c05_positive_control():
@@ -438,25 +470,40 @@ def test_c52_plain_tensor_registered():
 # C53: a second backward needs retain_graph=True --------------------------------------------
 
 
+def additions_only(p: torch.Tensor) -> torch.Tensor:
+    return (p + 1).sum()  # add and sum save nothing for backward
+
+
 def test_c53_positive_control():
     backward_twice = chapter_function(CHAPTER, "backward_twice")
-    chapter_function(CHAPTER, "verdict_c53")(backward_twice(False), backward_twice(True))
+    chapter_function(CHAPTER, "verdict_c53")(backward_twice(False), backward_twice(True),
+                                             backward_twice(False, additions_only))
 
 
 def test_c53_graph_kept_or_retain_graph_useless():
     backward_twice = chapter_function(CHAPTER, "backward_twice")
     verdict = chapter_function(CHAPTER, "verdict_c53")
+    nothing_saved = backward_twice(False, additions_only)
     with pytest.raises(AssertionError):  # a world where backward() freed nothing
-        verdict(backward_twice(True), backward_twice(True))
+        verdict(backward_twice(True), backward_twice(True), nothing_saved)
     with pytest.raises(AssertionError):  # a world where retain_graph kept nothing
-        verdict(backward_twice(False), backward_twice(False))
+        verdict(backward_twice(False), backward_twice(False), nothing_saved)
 
 
 def test_c53_second_backward_replaces_instead_of_adding():
     backward_twice = chapter_function(CHAPTER, "backward_twice")
     message, first, _ = backward_twice(True)
     with pytest.raises(AssertionError):
-        chapter_function(CHAPTER, "verdict_c53")(backward_twice(False), (message, first, first))
+        chapter_function(CHAPTER, "verdict_c53")(backward_twice(False), (message, first, first),
+                                                 backward_twice(False, additions_only))
+
+
+def test_c53_graph_that_saved_nothing_refused():
+    """A world where every graph refused a second backward, even one that saved nothing."""
+    backward_twice = chapter_function(CHAPTER, "backward_twice")
+    with pytest.raises(AssertionError):
+        chapter_function(CHAPTER, "verdict_c53")(backward_twice(False), backward_twice(True),
+                                                 backward_twice(False))
 
 
 # C54: an undetached target holds its branch's saved tensors until backward() --------------

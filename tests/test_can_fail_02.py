@@ -397,6 +397,25 @@ def test_c44_pinning_that_does_not_pin() -> None:
         verdict({"pageable": 10.0, "pinned": 25.0}, returns, {"pinned": False, "pageable": False})
 
 
+def test_pin_memory_check_on_machines_that_pin_or_not() -> None:
+    """The chapter's check of pin_memory=True: pinned and silent with CUDA, not pinned and a
+    warning without an accelerator or on MPS; it fails where the loader did otherwise."""
+    check = chapter_function(STEM, "check_pinning")
+    none_found = ["'pin_memory' argument is set as true but no accelerator is found, then "
+                  "device pinned memory won't be used."]
+    on_mps = ["'pin_memory' argument is set as true but not supported on MPS now, device "
+              "pinned memory won't be used."]
+    check(None, False, none_found)                 # positive controls: a CPU machine,
+    check(torch.device("cuda"), True, [])          # a CUDA machine,
+    check(torch.device("mps"), False, on_mps)      # a Mac
+    with pytest.raises(AssertionError, match="pinned False"):
+        check(torch.device("cuda"), False, none_found)  # a CUDA machine that did not pin
+    with pytest.raises(AssertionError, match="pinned True"):
+        check(torch.device("mps"), True, [])  # "on a GPU machine the batch comes back pinned"
+    with pytest.raises(AssertionError, match=r"\[\]"):
+        check(None, False, [])  # a loader that ignored pin_memory without a word
+
+
 def test_c44_epoch_without_the_saving() -> None:
     verdict = chapter_function(STEM, "verdict_c44_epoch")
     runs = {"pageable": {"wait_ms": 1.2, "epoch_ms": 40.0, "pinned": False},

@@ -101,9 +101,8 @@ def sums() -> dict[str, int]:
 
 
 def results_from(scatter_default: int, scatter_det: int) -> dict[str, dict]:
-    timing = {"scatter_ms": 0.1, "conv_ms": 1.0}
-    return {"default": {"scatter": scatter_default, "conv": 1, **timing},
-            "deterministic": {"scatter": scatter_det, "conv": 1, **timing}}
+    return {"default": {"scatter": scatter_default, "conv": 1},
+            "deterministic": {"scatter": scatter_det, "conv": 1}}
 
 
 def test_c16_deterministic_mode_still_varies(sums):
@@ -250,7 +249,8 @@ def chapter_environment(tmp_path):
 
     code_version = chapter_code_version(helpers_tree(tmp_path, "helpers"))
     return chapter_function(CHAPTER, "environment", code_version=code_version,
-                            inspect=__import__("inspect"), Callable=Callable, sys=sys, os=os)
+                            inspect=__import__("inspect"), Callable=Callable, sys=sys, os=os,
+                            platform=__import__("platform"))
 
 
 def records(environment, device):
@@ -367,6 +367,18 @@ def orders_from(epoch_order) -> dict[str, tuple[list[int], list[int]]]:
             for kind, own in (("global generator", False), ("own generator", True))}
 
 
+def moved_from(moves_global_generator) -> dict[str, bool]:
+    return {kind: moves_global_generator(own)
+            for kind, own in (("global generator", False), ("own generator", True))}
+
+
+def chapter_moves(**names):
+    from torch.utils.data import DataLoader
+
+    return chapter_function(CHAPTER, "moves_global_generator",
+                            **{"DataLoader": DataLoader, **names})
+
+
 def chapter_epoch_order(**names):
     from torch.utils.data import DataLoader
 
@@ -376,14 +388,18 @@ def chapter_epoch_order(**names):
 
 def test_c79_loader_that_ignores_its_generator():
     verdict = chapter_function(CHAPTER, "verdict_c79")
-    verdict(orders_from(chapter_epoch_order()))
+    moved = moved_from(chapter_moves())
+    verdict(orders_from(chapter_epoch_order()), moved)
     from torch.utils.data import DataLoader
 
     def ignoring(dataset, generator=None, **kwargs):  # a loader that drops generator=
         return DataLoader(dataset, **kwargs)
 
     with pytest.raises(AssertionError, match="still changed with the model"):
-        verdict(orders_from(chapter_epoch_order(DataLoader=ignoring)))
+        verdict(orders_from(chapter_epoch_order(DataLoader=ignoring)), moved)
+    with pytest.raises(AssertionError, match="with its own generator= the loader drew"):
+        verdict(orders_from(chapter_epoch_order()), moved_from(chapter_moves(
+            DataLoader=ignoring)))
 
 
 def test_c79_nothing_drawn_before_the_loader():
@@ -391,4 +407,37 @@ def test_c79_nothing_drawn_before_the_loader():
     no_draws = types.SimpleNamespace(Sequential=lambda *layers: None, Linear=lambda *a: None,
                                      ReLU=lambda: None)  # a model that draws no weights
     with pytest.raises(AssertionError, match="did not change with the model"):
-        verdict(orders_from(chapter_epoch_order(nn=no_draws)))
+        verdict(orders_from(chapter_epoch_order(nn=no_draws)), moved_from(chapter_moves()))
+
+
+def test_c79_loader_that_draws_only_to_shuffle():
+    verdict = chapter_function(CHAPTER, "verdict_c79")
+
+    def batches_in_order(dataset, batch_size, generator=None):  # no base seed drawn
+        return [list(dataset[i:i + batch_size]) for i in range(0, len(dataset), batch_size)]
+
+    with pytest.raises(AssertionError, match="left torch's generator alone"):
+        verdict(orders_from(chapter_epoch_order()),
+                moved_from(chapter_moves(DataLoader=batches_in_order)))
+
+
+# Python's string hash: a set's order and PYTHONHASHSEED (an assert of the chapter) ----------
+
+WORDS = ["relu", "gelu", "tanh", "sigmoid", "silu", "elu", "selu", "mish", "softplus",
+         "hardtanh", "prelu", "swish"]  # the chapter's twelve words
+
+
+def test_set_order_check_fails_where_the_hash_is_not_seeded():
+    import ast
+    import os
+    import subprocess
+    import sys
+
+    set_order = chapter_function(CHAPTER, "set_order", subprocess=subprocess, sys=sys, os=os,
+                                 ast=ast, WORDS=WORDS)
+    check = chapter_function(CHAPTER, "check_set_order")
+    check({name: set_order(seed) for name, seed in (("1", "1"), ("1 again", "1"), ("2", "2"))})
+    numbers = list(range(40, 0, -3))  # an int hashes to itself: no hash seed involved
+    with pytest.raises(AssertionError, match="does not depend on PYTHONHASHSEED"):
+        check({name: set_order(seed, numbers)
+               for name, seed in (("1", "1"), ("1 again", "1"), ("2", "2"))})

@@ -33,6 +33,24 @@ def test_cpu_wheel():
     assert "550.54" in d.summary and "index-url" in d.advice
 
 
+def test_cpu_wheel_without_a_driver_is_consistent():
+    """A laptop, a Mac or a CI runner: no advice to reinstall a CUDA wheel (review 00 #1)."""
+    d = diagnose_cuda(None, False, None)
+    assert d.case == "cpu-wheel"
+    assert "consistent" in d.summary and d.advice.startswith("nothing, unless")
+    assert "index-url" not in d.advice and "driver first" in d.advice
+
+
+def test_cuda_wheel_with_a_driver_does_not_exonerate_the_wheel_it_may_replace():
+    """The advice may be a wheel for an older CUDA, so the summary must not say the wheel
+    is not the problem; it names the version pair instead (review 00 #4)."""
+    d = diagnose_cuda("13.0", False, "550.54")
+    assert "not the problem" not in d.summary
+    assert "installed correctly" in d.summary and "may not match" in d.summary
+    assert "580" in d.advice and "older CUDA" in d.advice
+    assert "not the problem" in diagnose_cuda("13.0", False, None).summary
+
+
 def test_cuda_ready():
     assert diagnose_cuda("12.6", True, "560.35").case == "cuda-ready"
 

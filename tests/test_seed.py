@@ -81,3 +81,49 @@ def test_fingerprint_of_a_non_module():
 
     with pytest.raises(TypeError, match="nn.Module"):
         fingerprint({"weight": torch.zeros(2)})
+
+
+def test_fingerprint_of_bfloat16_and_of_signed_zeros():
+    from torch import nn
+
+    from helpers import fingerprint
+
+    torch.manual_seed(0)
+    a = nn.Linear(4, 2).to(torch.bfloat16)  # NumPy has no bfloat16: hashed by raw bytes
+    b = nn.Linear(4, 2).to(torch.bfloat16)
+    b.load_state_dict(a.state_dict())
+    assert fingerprint(a) == fingerprint(b)
+    with torch.no_grad():
+        a.bias.zero_()
+        b.bias.zero_().neg_()  # -0.0 == 0.0, but the bits differ
+    assert torch.equal(a.bias, b.bias) and fingerprint(a) != fingerprint(b)
+
+
+def test_fingerprint_tells_dtypes_and_shapes_apart():
+    from torch import nn
+
+    from helpers import fingerprint
+
+    zeros32 = nn.Linear(2, 2, bias=False)
+    nn.init.zeros_(zeros32.weight)
+    zeros16 = nn.Linear(2, 2, bias=False).half()  # 8 bytes of zeros, as float32's first half
+    nn.init.zeros_(zeros16.weight)
+    flat = nn.Linear(4, 1, bias=False)  # the same 16 bytes as zeros32, another shape
+    nn.init.zeros_(flat.weight)
+    assert len({fingerprint(zeros32), fingerprint(zeros16), fingerprint(flat)}) == 3
+
+
+def test_fingerprint_refuses_extra_state_that_is_not_a_tensor():
+    from torch import nn
+
+    from helpers import fingerprint
+
+    class WithExtraState(nn.Linear):
+        def get_extra_state(self):
+            return {"note": "not a tensor"}
+
+        def set_extra_state(self, state):
+            pass
+
+    with pytest.raises(TypeError, match="'_extra_state' is a dict"):
+        fingerprint(WithExtraState(2, 2))

@@ -429,3 +429,91 @@ def test_without_clipping_the_gradients_are_left_as_they_are():
                     nn.functional.cross_entropy, torch.optim.SGD(model.parameters(), lr=0.0),
                     on_step=look, history=history)
     assert finite_elsewhere == [True] and history.step_grad_norm == [math.inf]
+
+
+def test_the_recorded_lr_is_the_one_each_step_used():
+    """step_lr[k] and StepInfo.lr are the rate of step k's update, read before scheduler.step()
+    moves it (not the next step's)."""
+    model = make_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=0.5, total_iters=4)
+    seen = []
+    history = fit(model, DataLoader(make_data(80), batch_size=16), None,
+                  nn.functional.cross_entropy, optimizer, epochs=1, scheduler=scheduler,
+                  on_step=seen.append, progress=False)
+    expected = [0.05, 0.0625, 0.075, 0.0875, 0.1]
+    assert history.step_lr == pytest.approx(expected, rel=1e-12)
+    assert [info.lr for info in seen] == history.step_lr
+    model = make_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    one_cycle = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.1, total_steps=6)
+    history = fit(model, DataLoader(make_data(96), batch_size=16), None,
+                  nn.functional.cross_entropy, optimizer, epochs=1, scheduler=one_cycle,
+                  progress=False)
+    assert history.step_lr[0] == pytest.approx(0.1 / 25, rel=1e-12)  # OneCycleLR's first value
+
+
+def test_the_updates_used_the_recorded_lr():
+    """Plain SGD without momentum: each step moved the weights by -step_lr[k] x its gradient."""
+    model = make_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.2)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0 / (1 + s))
+    moves = []
+
+    def record(info):
+        weight = model[0].weight
+        moves.append((weight.detach().clone(), weight.grad.clone(), info.lr))
+
+    before = model[0].weight.detach().clone()
+    train_one_epoch(model, DataLoader(make_data(48), batch_size=16), nn.functional.cross_entropy,
+                    optimizer, scheduler=scheduler, on_step=record)
+    for after, grad, lr in moves:
+        assert torch.allclose(after, before - lr * grad, atol=1e-7)
+        before = after
+
+
+def test_a_loader_without_a_length_trains():
+    """A DataLoader over an IterableDataset has __len__ but raises TypeError: no progress
+    total, and the epoch still runs (with or without the progress bar)."""
+
+    class Stream(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            return iter(make_data(64))
+
+    loader = DataLoader(Stream(), batch_size=16)
+    with pytest.raises(TypeError):
+        len(loader)
+    for progress in (False, True):
+        model = make_model()
+        loss = train_one_epoch(model, loader, nn.functional.cross_entropy,
+                               torch.optim.SGD(model.parameters(), lr=0.1), progress=progress)
+        assert math.isfinite(loss)
+
+
+def test_reduce_lr_on_plateau_is_refused():
+    model, loader = make_model(), DataLoader(make_data(), 16)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer)
+    for call in (lambda: fit(model, loader, None, nn.functional.cross_entropy, optimizer,
+                             epochs=1, scheduler=plateau, progress=False),
+                 lambda: train_one_epoch(model, loader, nn.functional.cross_entropy, optimizer,
+                                         scheduler=plateau)):
+        with pytest.raises(ValueError, match="ReduceLROnPlateau .* scheduler.step\\(val_loss\\)"):
+            call()
+
+
+def test_batches_are_copied_without_blocking(monkeypatch):
+    """The copy to the model's device asks for non_blocking (a no-op on the CPU, an overlap on
+    a GPU with pinned batches); a copy to the CPU never does."""
+    calls = []
+    real = torch.Tensor.to
+
+    def spy(self, *args, **kwargs):
+        calls.append(kwargs.get("non_blocking"))
+        return real(self, *args, **kwargs)
+
+    assert train_module._to_device(torch.ones(1), torch.device("cpu")).device.type == "cpu"
+    monkeypatch.setattr(torch.Tensor, "to", spy)
+    train_module._to_device(torch.ones(1), torch.device("cpu"))
+    train_module._to_device(torch.ones(1), torch.device("meta"))
+    assert calls == [False, True]

@@ -58,14 +58,19 @@ def diagnose_cuda(
                 "inconsistent facts: a wheel without CUDA (cuda_build=None) cannot report "
                 "is_available=True"
             )
-        gpu_note = (
-            f" although an NVIDIA driver {driver_version} is present"
-            if driver_version
-            else ""
-        )
+        if not driver_version:  # a laptop, a Mac, a CI runner: the CPU wheel is right there
+            return CudaDiagnosis(
+                "cpu-wheel",
+                "this PyTorch is a CPU-only build (torch.version.cuda is None) and no NVIDIA "
+                "driver is visible: consistent, the CPU runs the code",
+                "nothing, unless this machine has an NVIDIA GPU: then install the NVIDIA "
+                "driver first (nvidia-smi must list the GPU), then torch and torchvision "
+                "together from a CUDA wheel index",
+            )
         return CudaDiagnosis(
             "cpu-wheel",
-            f"this PyTorch is a CPU-only build (torch.version.cuda is None){gpu_note}",
+            "this PyTorch is a CPU-only build (torch.version.cuda is None) although an "
+            f"NVIDIA driver {driver_version} is present",
             "reinstall torch from a CUDA wheel index that has your torch release (e.g. "
             "--index-url https://download.pytorch.org/whl/cu130), torch and torchvision "
             "together; "
@@ -79,22 +84,25 @@ def diagnose_cuda(
             "nothing: use helpers.pick_device() and move models and tensors with .to(device)",
         )
     if driver_version is None:
-        detail = "nvidia-smi is missing or fails, so no NVIDIA driver or GPU is visible"
+        detail = ("nvidia-smi is missing or fails, so no NVIDIA driver or GPU is visible; the "
+                  "wheel is not the problem")
         advice = (
             "run nvidia-smi: install or repair the NVIDIA driver, or move to a machine with "
             "a GPU (on Colab: Runtime > Change runtime type > GPU)"
         )
     else:
-        detail = f"the driver {driver_version} is there, but torch cannot use it"
+        detail = (f"the driver {driver_version} is there, but torch cannot use it; the wheel "
+                  "is installed correctly, but its CUDA version and the driver may not match, "
+                  "or the device is hidden")
         advice = (
             f"the CUDA {cuda_build} runtime in the wheel may need a newer driver than "
-            f"{driver_version}: update the driver or install a wheel for an older CUDA; also "
+            f"{driver_version} (on Linux CUDA 12.x needs driver 525 or newer, 13.x 580 or newer): "
+            "update the driver or install a wheel for an older CUDA; also "
             "check CUDA_VISIBLE_DEVICES and that the GPU is not taken by a container limit"
         )
     return CudaDiagnosis(
         "driver-or-device",
-        f"the wheel has CUDA {cuda_build}, yet CUDA is not available: {detail}; the wheel is "
-        "not the problem",
+        f"the wheel has CUDA {cuda_build}, yet CUDA is not available: {detail}",
         advice,
     )
 

@@ -17,11 +17,16 @@ _MAX_SEED = 2**32 - 1  # NumPy's legacy global generator accepts seeds in [0, 2*
 def set_seed(seed: int, deterministic: bool = False) -> int:
     """Seed Python's ``random``, NumPy's global generator, torch on CPU and every CUDA device.
 
-    Returns the seed so that a caller can record it. This makes CPU runs repeatable. With
-    ``deterministic=True`` it also asks for deterministic kernels (chapter 04, C16):
+    Only the global generators: a ``np.random.default_rng()`` Generator (NumPy's advice over
+    its legacy ``np.random.seed``) is not reached; make it as ``np.random.default_rng(seed)``
+    (chapter 00). Returns the seed so that a caller can record it. This makes CPU runs
+    repeatable. With ``deterministic=True`` it also asks for deterministic kernels (chapter 04,
+    C16):
     ``torch.use_deterministic_algorithms(True)``, cuDNN's benchmark off and deterministic on,
     and ``CUBLAS_WORKSPACE_CONFIG`` for cuBLAS; an operation with no deterministic version
-    then raises. ``deterministic=False`` switches those settings back to PyTorch's defaults.
+    then raises. ``deterministic=False`` (the default) switches those settings back to
+    PyTorch's defaults, also when the caller had turned them on: ``set_seed(seed)`` after
+    ``torch.use_deterministic_algorithms(True)`` undoes it (chapter 00 says so).
     """
     if not isinstance(deterministic, bool):
         raise TypeError(f"deterministic must be a bool, got {deterministic!r}")
@@ -43,12 +48,18 @@ def set_seed(seed: int, deterministic: bool = False) -> int:
 
 
 def fingerprint(model: nn.Module) -> str:
-    """A short hash of every parameter's and buffer's bytes, in ``state_dict`` order (chapter
-    04): two runs are bit-identical exactly when their fingerprints agree."""
+    """A short hash of every parameter's and buffer's name, dtype, shape and raw bytes, in
+    ``state_dict`` order (chapter 04). Bit-identical models have equal fingerprints; a model
+    that differs in one bit, a dtype or a shape gets another one (barring a collision of the
+    64-bit hash). Any dtype is hashed by its bytes, bfloat16 included (NumPy has none)."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"fingerprint needs an nn.Module, got {type(model).__name__}")
     digest = hashlib.sha256()
     for name, tensor in model.state_dict().items():
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"fingerprint hashes tensors; state_dict entry {name!r} is a "
+                            f"{type(tensor).__name__} (a module's extra state?)")
+        tensor = tensor.detach().cpu().contiguous()
+        digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}".encode())
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())
     return digest.hexdigest()[:16]

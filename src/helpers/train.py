@@ -120,6 +120,28 @@ def _check_scheduler(scheduler: object) -> None:
     if scheduler is not None and not callable(getattr(scheduler, "step", None)):
         raise TypeError("scheduler must be None or an LR scheduler with a step() method, got "
                         f"{type(scheduler).__name__}")
+    if isinstance(scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau):
+        raise ValueError(
+            "ReduceLROnPlateau cannot be given to train_one_epoch or fit: they step the "
+            "scheduler after every batch with no argument, and it needs a validation metric "
+            "once per epoch; write the epoch loop and call scheduler.step(val_loss) after "
+            "evaluate() (chapter 03)")
+
+
+def _len_or_none(loader: Iterable) -> int | None:
+    """The number of batches for the progress bar, or None where the loader cannot tell (a
+    DataLoader over an IterableDataset without __len__ has __len__ but raises TypeError)."""
+    try:
+        return len(loader)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+
+
+def _to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """Copy a batch to the model's device without making the host wait for the device's queue:
+    ``non_blocking=True`` (overlapping only when the loader pins its memory, chapter 02). Not
+    for a copy to the CPU, whose result could be read before the copy has finished."""
+    return tensor.to(device, non_blocking=device.type != "cpu")
 
 
 def _raise_nonfinite(loss: torch.Tensor, epoch: int, step: int) -> None:
@@ -165,14 +187,19 @@ def train_one_epoch(
     """Train for one pass over ``loader`` and return the mean training loss (per sample).
 
     ``scheduler`` (if any) is stepped after every optimizer step, so give it a per-step
-    schedule. ``max_grad_norm`` clips the total gradient norm; the norm before clipping is
-    recorded either way (without clipping it is measured by ``torch.nn.utils.get_total_norm``,
-    which leaves the gradients as they are). ``on_step`` is called after each step with a
-    :class:`StepInfo`.
+    schedule: ``OneCycleLR`` with ``total_steps`` in batches, or ``StepLR``'s ``step_size``
+    counted in batches, not epochs (``ReduceLROnPlateau`` raises ``ValueError``: it needs a
+    metric per epoch). The learning rate recorded for a step (``StepInfo.lr``,
+    ``history.step_lr``) is the one that step's update used. ``max_grad_norm`` clips the
+    total gradient norm; the norm before clipping is recorded either way (without clipping it
+    is measured by ``torch.nn.utils.get_total_norm``, which leaves the gradients as they are).
+    ``on_step`` is called after each step with a :class:`StepInfo`.
 
     The losses and norms stay on the model's device and are read to the host in one transfer
-    every ``READ_EVERY`` steps and at the end of the epoch, so that on a GPU the CPU never waits
-    for a step to finish (chapter 03). Two options need a value every step and read it then:
+    every ``READ_EVERY`` steps and at the end of the epoch, so that on a GPU the CPU does not
+    wait for every step to finish (chapter 03). Batches are copied to the device with
+    ``non_blocking=True``; from a loader without ``pin_memory=True`` that copy still waits for
+    the device (chapter 02). Two options need a value every step and read it then:
     ``on_step`` (its ``StepInfo`` holds Python floats) and ``stop_on_nonfinite``.
     At the first NaN or infinite loss it warns (``RuntimeWarning``, when the values are read)
     and trains on, so that a divergence can be studied from ``history``;
@@ -233,11 +260,10 @@ def train_one_epoch(
         last_read = (values[-1][0], values[-1][1])
         pending.clear()
 
-    total = len(loader) if hasattr(loader, "__len__") else None
-    batches = tqdm(_batches(loader), desc=f"epoch {epoch}", total=total, leave=False,
-                   disable=not progress)
+    batches = tqdm(_batches(loader), desc=f"epoch {epoch}", total=_len_or_none(loader),
+                   leave=False, disable=not progress)
     for inputs, targets in batches:
-        inputs, targets = inputs.to(device), targets.to(device)
+        inputs, targets = _to_device(inputs, device), _to_device(targets, device)
         optimizer.zero_grad(set_to_none=True)
         loss = loss_fn(model(inputs), targets)
         if stop_on_nonfinite and not bool(torch.isfinite(loss.detach()).all()):  # a host read
@@ -261,10 +287,10 @@ def train_one_epoch(
                 f"non-finite total gradient norm at epoch {epoch}, step {step} (global, from 0); "
                 "stopped before optimizer.step(), so the weights are those of the previous "
                 "step (chapter 05)") from err
+        lr = optimizer.param_groups[0]["lr"]  # this step's rate, before the scheduler moves it
         optimizer.step()
         if scheduler is not None:
             scheduler.step()
-        lr = optimizer.param_groups[0]["lr"]
         pending.append((step, loss.detach(), grad_norm.detach(), lr, len(inputs)))
         if on_step is not None or len(pending) == READ_EVERY:
             read_pending()
@@ -325,7 +351,7 @@ def evaluate(
     try:
         with torch.no_grad():
             for inputs, targets in _batches(loader):
-                inputs, targets = inputs.to(device), targets.to(device)
+                inputs, targets = _to_device(inputs, device), _to_device(targets, device)
                 outputs = model(inputs)
                 loss = loss_fn(outputs, targets)
                 require_instance("the value of loss_fn", loss, torch.Tensor)
@@ -368,7 +394,8 @@ def fit(
     plot needs the steps after the NaN), and :class:`helpers.NaNGuard` is the hook for that.
     ``stop_on_nonfinite_grad=True`` stops with ``FloatingPointError`` before ``optimizer.step()``
     when the total gradient norm is not finite (``clip_grad_norm_(..., error_if_nonfinite=True)``
-    when ``max_grad_norm`` is given): see :func:`train_one_epoch`.
+    when ``max_grad_norm`` is given): see :func:`train_one_epoch`. The scheduler is stepped
+    after every batch, as there; ``ReduceLROnPlateau`` raises ``ValueError``.
     """
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"epochs must be a positive int, got {epochs!r}")
@@ -383,6 +410,7 @@ def fit(
         require_iterable("val_loader", val_loader)
     require_callable("loss_fn", loss_fn)
     require_callable("metric", metric)
+    _check_scheduler(scheduler)
     history = History()
     for epoch in tqdm(range(epochs), desc="epochs", disable=not progress):
         train_loss = train_one_epoch(

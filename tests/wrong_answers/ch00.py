@@ -25,14 +25,32 @@ WRONG = {
          "    return model(x.to(model_device)).argmax(dim=1).detach().cpu().numpy()\n",
          "build no graph"),
         ("def predict(model, x):  # returns a tensor\n"
+         "    was_training = model.training\n"
+         "    model.eval()\n"
          "    with torch.no_grad():\n"
-         "        return model(x.to(next(model.parameters()).device)).argmax(dim=1)\n",
+         "        out = model(x.to(next(model.parameters()).device)).argmax(dim=1)\n"
+         "    model.train(was_training)\n"
+         "    return out\n",
          "return a NumPy array, not Tensor"),
         ("def predict(model, x):  # the probabilities' max, not the class\n"
+         "    was_training = model.training\n"
+         "    model.eval()\n"
          "    with torch.no_grad():\n"
          "        out = model(x.to(next(model.parameters()).device))\n"
-         "        return out.max(dim=1).values.cpu().numpy()\n",
+         "    model.train(was_training)\n"
+         "    return out.max(dim=1).values.cpu().numpy()\n",
          "predictions differ from the model's"),
+        ("def predict(model, x):  # the chapter's old solution: dropout stays on\n"
+         "    model_device = next(model.parameters()).device\n"
+         "    with torch.no_grad():\n"
+         "        return model(x.to(model_device)).argmax(dim=1).cpu().numpy()\n",
+         "predict in evaluation mode"),
+        ("def predict(model, x):  # eval mode, never switched back\n"
+         "    model.eval()\n"
+         "    with torch.no_grad():\n"
+         "        out = model(x.to(next(model.parameters()).device))\n"
+         "        return out.argmax(dim=1).cpu().numpy()\n",
+         "leave the model in the mode it was in"),
     ],
     "ex00-3": [
         ('facts_a = dict(cuda_build=None, is_available=False, driver_version="550.54")\n'

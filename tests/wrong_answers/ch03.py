@@ -110,6 +110,27 @@ WRONG = {
          "    model.train(was_training)\n"
          "    return sum(per_batch) / len(per_batch)\n",
          "expected "),
+        ("def accuracy_of(model, loader):  # mode restored, but not after an error\n"
+         "    was_training = model.training\n"
+         "    model.eval()\n"
+         + _EVAL_LOOP +
+         "    model.train(was_training)\n"
+         "    return correct / total\n",
+         "restore the mode in a finally: block"),
+        ("def accuracy_of(model, loader):  # restored in finally, a read every batch\n"
+         "    was_training = model.training\n"
+         "    model.eval()\n"
+         "    try:\n"
+         "        correct = total = 0\n"
+         "        with torch.no_grad():\n"
+         "            for inputs, targets in loader:\n"
+         "                predictions = model(inputs.to(device)).argmax(dim=1).cpu()\n"
+         "                correct += (predictions == targets).sum().item()\n"
+         "                total += len(targets)\n"
+         "        return correct / total\n"
+         "    finally:\n"
+         "        model.train(was_training)\n",
+         "read the total once, after the loop"),
     ],
     "ex03-3": [
         ("def total_grad_norm(model):  # adds the per-parameter norms\n"

@@ -26,6 +26,23 @@ WRONG = {
         ("def same_weights(a, b):  # the same object, not the same weights\n"
          "    return a is b\n",
          "a deep copy has the same weights"),
+        ("def same_weights(a, b):  # the chapter's first solution: equal values, not bits\n"
+         "    sa, sb = a.state_dict(), b.state_dict()\n"
+         "    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)\n",
+         "a weight of 0.0 and one of -0.0 are equal but their bits differ"),
+        ("def same_weights(a, b):  # equal values with the same signs: NaN != NaN\n"
+         "    sa, sb = a.state_dict(), b.state_dict()\n"
+         "    return sa.keys() == sb.keys() and all(\n"
+         "        torch.equal(sa[k], sb[k]) and torch.equal(sa[k].signbit(), sb[k].signbit())\n"
+         "        for k in sa)\n",
+         "yet NaN != NaN"),
+        ("def same_weights(a, b):  # values, signs and NaNs, but not the dtype\n"
+         "    sa, sb = a.state_dict(), b.state_dict()\n"
+         "    return sa.keys() == sb.keys() and all(\n"
+         "        torch.equal(sa[k].signbit(), sb[k].signbit())\n"
+         "        and bool(((sa[k] == sb[k]) | (sa[k].isnan() & sb[k].isnan())).all())\n"
+         "        for k in sa)\n",
+         "compare the dtypes too"),
     ],
     "ex04-2": [
         ('def best_run(root):  # the answer the chapter printed\n'
