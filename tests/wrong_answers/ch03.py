@@ -1,5 +1,7 @@
 """Wrong answers to chapter 03's exercises (see README.md here)."""
 
+import textwrap
+
 _EVAL_LOOP = (
     "    correct = total = 0\n"
     "    with torch.no_grad():\n"
@@ -121,12 +123,7 @@ WRONG = {
          "    was_training = model.training\n"
          "    model.eval()\n"
          "    try:\n"
-         "        correct = total = 0\n"
-         "        with torch.no_grad():\n"
-         "            for inputs, targets in loader:\n"
-         "                predictions = model(inputs.to(device)).argmax(dim=1).cpu()\n"
-         "                correct += (predictions == targets).sum().item()\n"
-         "                total += len(targets)\n"
+         + textwrap.indent(_EVAL_LOOP, "    ") +
          "        return correct / total\n"
          "    finally:\n"
          "        model.train(was_training)\n",
