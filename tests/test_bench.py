@@ -1,8 +1,9 @@
-"""tools/bench.py reads each cell's seconds from the timings nbclient records."""
+"""tools/bench.py and make nbmake read each cell's seconds from the timings nbclient records
+(tools/cache_executed.py cell_seconds)."""
 
 import nbformat
 
-from tools.bench import cell_seconds
+from tools.cache_executed import cell_seconds
 
 
 def test_cell_seconds_from_nbclient_timings():
@@ -14,4 +15,4 @@ def test_cell_seconds_from_nbclient_timings():
     nb.cells[1].metadata["execution"] = {
         "iopub.execute_input": "2026-12-02T10:00:00.250Z",
         "shell.execute_reply": "2026-12-02T10:00:02.000Z"}
-    assert cell_seconds(nb) == [(1.75, "x = 1")]
+    assert cell_seconds(nb) == [{"cell": 0, "seconds": 1.75, "first_line": "x = 1"}]

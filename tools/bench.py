@@ -13,38 +13,26 @@ import os
 import platform
 import sys
 import time
-from datetime import datetime
 from pathlib import Path
 
 import nbformat
 import torch
 from nbclient import NotebookClient
 
+from tools.cache_executed import cell_seconds  # the one reading of nbclient's cell timings
+
 BUDGET_S = 60.0
 
 
-def run_notebook(path: Path, timeout: int = 600) -> tuple[float, list[tuple[float, str]]]:
+def run_notebook(path: Path, timeout: int = 600) -> tuple[float, list[dict]]:
     """Execute ``path`` top to bottom in a fresh kernel: the wall-clock seconds, and each code
-    cell's seconds with its first line."""
+    cell's seconds and first line (:func:`tools.cache_executed.cell_seconds`)."""
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=True,
                             resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
     client.execute()
     return time.perf_counter() - start, cell_seconds(nb)
-
-
-def cell_seconds(nb) -> list[tuple[float, str]]:
-    """(seconds, first line) of every executed code cell, from nbclient's timing metadata."""
-    found = []
-    for cell in nb.cells:
-        timing = cell.get("metadata", {}).get("execution", {})
-        began, ended = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
-        if cell.cell_type == "code" and began and ended:
-            seconds = (datetime.fromisoformat(ended.replace("Z", "+00:00"))
-                       - datetime.fromisoformat(began.replace("Z", "+00:00"))).total_seconds()
-            found.append((seconds, (cell.source.strip().splitlines() or [""])[0][:70]))
-    return found
 
 
 def main() -> int:
@@ -61,8 +49,8 @@ def main() -> int:
         total += seconds
         rows.append((path.name, seconds))
         print(f"  ran {path.name} in {seconds:.1f} s", file=sys.stderr)
-        for took, first_line in sorted(cells, reverse=True)[:args.cells]:
-            print(f"    {took:6.1f} s  {first_line}", file=sys.stderr)
+        for row in sorted(cells, key=lambda row: -row["seconds"])[:args.cells]:
+            print(f"    {row['seconds']:6.1f} s  {row['first_line']}", file=sys.stderr)
     width = max(len(name) for name, _ in rows)
     print(f"\n| {'notebook':<{width}} | seconds | within {BUDGET_S:.0f} s |")
     print(f"|{'-' * (width + 2)}|---------|-------------|")
