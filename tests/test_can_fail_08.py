@@ -283,6 +283,11 @@ def test_c34_a_check_that_cannot_fail_or_a_drifted_artifact_fails():
         verdict(table_of(), broken, 1, {**REPORT, "verified": False})
     with pytest.raises(AssertionError):  # batching that does not amortise the per-call cost
         verdict(table_of(amortised=False), broken, 0, REPORT)
+    with pytest.raises(AssertionError):  # a report that measured no latency
+        verdict(table_of(), broken, 0, {**REPORT, "latency_ms": {}})
+    with pytest.raises(AssertionError):  # a latency that is not a time
+        verdict(table_of(), broken, 0, {**REPORT, "latency_ms": {**REPORT["latency_ms"],
+                                                                 "onnx b=64": float("nan")}})
     with pytest.raises(AssertionError):  # same classes on the fixed set, 5 points lost end to end
         verdict(table_of(int8_accuracy=0.9222), broken, 0, REPORT)
 
