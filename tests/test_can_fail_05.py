@@ -646,30 +646,39 @@ def corrupted(scale: float = 100.0) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 @cache
-def spike_evidence(world: str) -> tuple[list[float], list[bool], list[int], int]:
+def spike_evidence(world: str) -> tuple[list[float], list[bool], list[int], int, list[int]]:
     """The chapter's per-sample run on a world's data: step losses, which steps hold a PLANTED
-    sample, the worst sample of each step, the steps of an epoch."""
+    sample, the worst sample of each step, the steps of an epoch, the first sample of each
+    step's batch."""
     x_train, y_train = digits()[:2]
     x, y = {"corrupted": corrupted, "labels only": lambda: corrupted(scale=1.0),
             "clean": lambda: (x_train, y_train)}[world]()
     steps, per_epoch = chapter("per_sample_run")(x, y)
     return ([loss for loss, _, _ in steps],
             [bool(torch.isin(index, PLANTED).any()) for _, index, _ in steps],
-            [index[per_sample.argmax()].item() for _, index, per_sample in steps], per_epoch)
+            [index[per_sample.argmax()].item() for _, index, per_sample in steps], per_epoch,
+            [index[0].item() for _, index, _ in steps])
 
 
 def test_c107_no_corruption_or_suspects_that_miss_the_planted():
     verdict = chapter("verdict_c107")
     planted = PLANTED.tolist()
-    losses, held, worst, per_epoch = spike_evidence("corrupted")
+    losses, held, worst, per_epoch, first_of_batch = spike_evidence("corrupted")
     verdict(losses, held, worst, planted, per_epoch)  # the chapter's world
-    with pytest.raises(AssertionError, match="planted sample"):  # the same samples, clean
+    # the same samples, clean: no step spikes, so there are no suspects either
+    with pytest.raises(AssertionError, match="planted sample"):
         verdict(*spike_evidence("clean")[:3], planted, per_epoch)
     with pytest.raises(AssertionError, match="planted sample"):  # wrong labels, normal scale
         verdict(*spike_evidence("labels only")[:3], planted, per_epoch)
-    first_of_batch = [11 if h else 0 for h in held]  # a "suspect" that ignores the losses
-    with pytest.raises(AssertionError, match="suspects"):
+    # a "suspect" that ignores the losses: the first sample of each batch, almost always clean
+    assert not set(first_of_batch) <= set(planted)
+    with pytest.raises(AssertionError, match="clean samples among the suspects"):
         verdict(losses, held, first_of_batch, planted, per_epoch)
+    # the loss-based suspects with one clean sample (0) named at the highest spike
+    highest = max(range(per_epoch, len(losses)), key=losses.__getitem__)
+    one_clean = [0 if step == highest else w for step, w in enumerate(worst)]
+    with pytest.raises(AssertionError, match="clean samples among the suspects"):
+        verdict(losses, held, one_clean, planted, per_epoch)
 
 
 # C108: an evaluation bug gives chance-level accuracy while the loss falls ----------------
@@ -730,7 +739,7 @@ def test_c109_more_data_that_is_only_copies():
     small, large = overfitting_run(60, 200), overfitting_run(640, 20)
     verdict(small.epoch_val_loss, small.epoch_val_metric[-1], large.epoch_val_loss,
             large.epoch_val_metric[-1])  # the chapter's world
-    copied = overfitting_run(640, 20, copies=True)  # ten times the samples, all repeats
+    copied = overfitting_run(640, 20, copies=True)  # over ten times the samples, all repeats
     with pytest.raises(AssertionError):
         verdict(small.epoch_val_loss, small.epoch_val_metric[-1], copied.epoch_val_loss,
                 copied.epoch_val_metric[-1])

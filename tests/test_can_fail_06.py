@@ -492,23 +492,39 @@ def saved_by_side(net: nn.Module, sides: tuple[int, ...]) -> dict[int, int]:
     return result
 
 
+def unpadded_conv_net() -> nn.Sequential:
+    """The chapter's first block with a 3 x 3 convolution without padding: it trims a border."""
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(8, 10, 1))
+
+
 def test_c111_fixed_size_tensors_or_sizes_the_strides_do_not_divide():
     verdict = chapter_function(CHAPTER, "verdict_c111")
     conv_net = chapter_function(CHAPTER, "make_conv_net", device=CPU)()
-    verdict(saved_by_side(conv_net, (16, 8, 4)))  # the chapter's network: exactly 4
+    odd = saved_by_side(conv_net, (63, 31))  # the chapter's odd sides: about 4
+    verdict(saved_by_side(conv_net, (16, 8, 4)), odd)  # the chapter's network: exactly 4
     with pytest.raises(AssertionError):  # odd sizes: the poolings round 31 down
-        verdict(saved_by_side(conv_net, (62, 31)))
+        verdict(saved_by_side(conv_net, (62, 31)), odd)
+    with pytest.raises(AssertionError):  # convolutions without padding: a border trimmed
+        verdict(saved_by_side(unpadded_conv_net(), (32, 16)), odd)
     with pytest.raises(AssertionError):  # a head that saves a tensor of a fixed size
-        verdict(saved_by_side(PooledHead(), (16, 8)))
+        verdict(saved_by_side(PooledHead(), (16, 8)), odd)
     with pytest.raises(AssertionError):  # a network that resizes its input: no saving
-        verdict(saved_by_side(ResizesFirst(), (32, 16)))
+        verdict(saved_by_side(ResizesFirst(), (32, 16)), odd)
+    exact = saved_by_side(conv_net, (16, 8, 4))
+    with pytest.raises(AssertionError):  # small odd sides: the rounding weighs more (over 5)
+        verdict(exact, saved_by_side(conv_net, (15, 7)))
+    with pytest.raises(AssertionError):  # odd sides into a network that resizes: no saving
+        verdict(exact, saved_by_side(ResizesFirst(), (63, 31)))
 
 
 # C112: halving an MLP's hidden width (computed for real, with the chapter's MLP builder)
 
 def mlp_evidence(nets: dict[int, nn.Sequential], count_input: bool = False,
-                 n_inputs: int = 48) -> tuple[dict, dict, dict]:
-    saved, square, params = {}, {}, {}
+                 n_inputs: int = 48, state_of_all: bool = False) -> tuple[dict, dict, dict, dict]:
+    """The chapter's evidence; `state_of_all`: the gradients and Adam moments counted over all
+    the parameters, not only the hidden-to-hidden weights."""
+    saved, square, params, state = {}, {}, {}, {}
     for key, net in nets.items():
         x = torch.randn(8, n_inputs)
         excluded = [*net.parameters()] + ([] if count_input else [x])
@@ -518,7 +534,13 @@ def mlp_evidence(nets: dict[int, nn.Sequential], count_input: bool = False,
         saved[key] = mem.saved_bytes
         square[key] = sum(layer.weight.numel() for layer in linears[1:-1])
         params[key] = sum(p.numel() for p in net.parameters())
-    return saved, square, params
+        optimizer = torch.optim.Adam(net.parameters())
+        net(x).square().mean().backward()
+        optimizer.step()
+        counted = [*net.parameters()] if state_of_all else [m.weight for m in linears[1:-1]]
+        state[key] = sum(p.grad.nbytes + sum(t.nbytes for name, t in optimizer.state[p].items()
+                                             if name != "step") for p in counted)
+    return saved, square, params, state
 
 
 def test_c112_pruned_units_a_counted_input_or_a_shallower_model():
@@ -537,3 +559,7 @@ def test_c112_pruned_units_a_counted_input_or_a_shallower_model():
         verdict(*mlp_evidence({64: build(64), 32: build(32)}, count_input=True))
     with pytest.raises(AssertionError):  # half the depth (4 hidden layers -> 2), not the width
         verdict(*mlp_evidence({64: build(64, depth=4), 32: build(64, depth=2)}))
+    with pytest.raises(AssertionError):  # one hidden layer: no square weights, the total < 2x
+        verdict(*mlp_evidence({64: build(64, depth=1), 32: build(32, depth=1)}))
+    with pytest.raises(AssertionError):  # the state of the first and last layers counted too
+        verdict(*mlp_evidence({64: build(64), 32: build(32)}, state_of_all=True))

@@ -377,3 +377,15 @@ def test_c113_a_flip_beyond_the_bound_fewer_bits_or_small_margins():
     # an untrained model: its logits barely differ, so few samples are safe
     with pytest.raises(AssertionError):
         verdict(*bf16_evidence(*trained_digits_mlp(epochs=0)[:2]), y)
+    # a bfloat16 run judged with float16's unit roundoff (2**-11): its logits move beyond
+    # that bound (about 1.6 times it), which the direct check of the bound catches
+    with pytest.raises(AssertionError, match="beyond their bound"):
+        verdict(logits, low, bound_of(model, x, torch.finfo(torch.float16).eps / 2), y)
+
+
+def test_c113_rounding_bound_refuses_a_layer_it_does_not_model():
+    bound_of = chapter_function(CHAPTER, "rounding_bound")
+    model, x, _ = trained_digits_mlp(epochs=0)
+    assert bound_of(model, x, 2.0 ** -8).shape == (len(x), 10)
+    with pytest.raises(TypeError, match="Linear and ReLU"):  # GELU: its slope exceeds 1
+        bound_of(nn.Sequential(model[0], nn.GELU(), *model[2:]), x, 2.0 ** -8)
