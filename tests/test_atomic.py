@@ -64,3 +64,41 @@ def test_on_posix_the_directory_is_fsynced(tmp_path, monkeypatch):
     monkeypatch.setattr(atomic.os, "open", lambda *a, **k: opened.append(a) or real_open(*a, **k))
     write_atomically(tmp_path / "f.bin", lambda f: f.write(b"data"))
     assert os.name != "posix" or any(str(a[0]) == str(tmp_path) for a in opened)
+
+
+def test_another_machines_temporaries_are_left_alone(tmp_path, monkeypatch):
+    """A PID names a process of this machine only: on a directory shared with other hosts, a
+    save running there has a PID that may be free here, and its file must stay."""
+    from helpers import atomic
+
+    monkeypatch.setattr(atomic.socket, "gethostname", lambda: "node-7.cluster.local")
+    assert atomic.host_tag() == "node-7-cluster-local"
+    target, dead = tmp_path / "f.bin", 2**22 + 12345  # above Linux's pid_max default
+    write_atomically(target, lambda f: f.write(b"data"))  # the name carries this host
+    mine = tmp_path / f".f.bin.node-7-cluster-local.{dead}.abc123.tmp"
+    theirs = tmp_path / f".f.bin.node-8-cluster-local.{dead}.abc123.tmp"
+    for path in (mine, theirs):
+        path.write_bytes(b"half")
+    assert (remove_stale_temps(target) == [mine.name]) == (os.name == "posix")
+    assert theirs.exists()
+
+
+def test_a_write_without_fchmod_keeps_the_mode(tmp_path, monkeypatch):
+    """os.fchmod exists on Windows only from Python 3.13: the mode is then set by path."""
+    target = tmp_path / "f.bin"
+    target.write_bytes(b"old")
+    os.chmod(target, 0o600)
+    monkeypatch.delattr(os, "fchmod", raising=False)
+    write_atomically(target, lambda f: f.write(b"new"))
+    assert target.read_bytes() == b"new"
+    assert os.name != "posix" or os.stat(target).st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.bin"]
+
+
+def test_the_temporary_name_carries_host_and_pid(tmp_path):
+    from helpers.atomic import host_tag
+
+    seen = []
+    write_atomically(tmp_path / "f.bin", lambda f: seen.extend(os.listdir(tmp_path)))
+    assert len(seen) == 1 and seen[0].endswith(".tmp")
+    assert seen[0].startswith(f".f.bin.{host_tag()}.{os.getpid()}.")

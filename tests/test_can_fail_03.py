@@ -35,7 +35,8 @@ def chapter(name: str, **names):
     train_set, val_set = digits()
     snapshot = chapter_function(CHAPTER, "snapshot")
     current_grads = chapter_function(CHAPTER, "current_grads")
-    base = {"device": CPU, "train_set": train_set, "val_set": val_set, "DataLoader": DataLoader,
+    base = {"device": CPU, "pinned": False, "train_set": train_set, "val_set": val_set,
+            "DataLoader": DataLoader,
             "snapshot": snapshot, "current_grads": current_grads,
             "largest_gap": chapter_function(CHAPTER, "largest_gap")}
     return chapter_function(CHAPTER, name, **{**base, **names})

@@ -147,7 +147,7 @@ def test_kill_during_save_leaves_the_previous_checkpoint(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert load_checkpoint(path, model=nn.Linear(2, 2))["step"] == 1  # the old one, intact
-    assert [p.name for p in tmp_path.glob(f".c.pt.{proc.pid}.*.tmp")]  # its temporary file
+    assert [p.name for p in tmp_path.glob(f".c.pt.*.{proc.pid}.*.tmp")]  # its temporary file
 
 
 # ---------------------------------------------- issue #19: never a silent wrong result
@@ -347,8 +347,8 @@ def sgd_into_adam(path):
     save_checkpoint(path, model=model, optimizer=sgd)
     other = make(1)[0]
     return ((other, torch.optim.Adam(other.parameters()), None),
-            r"another kind of optimizer: parameter group 0 has hyperparameters \['dampening', "
-            r"'momentum', 'nesterov'\] that Adam lacks, and lacks \['amsgrad', 'betas', ")
+            r"another optimizer class: parameter group 0 has hyperparameters \['dampening', "
+            r"'momentum', 'nesterov'\] that Adam does not have$")
 
 
 def state_of_another_shape(path):
@@ -366,7 +366,8 @@ def another_scheduler(path):
     save_checkpoint(path, model=model, optimizer=opt, scheduler=sched)
     other, other_opt, _ = make(1)
     exponential = torch.optim.lr_scheduler.ExponentialLR(other_opt, gamma=0.9)
-    return (other, other_opt, exponential), r"another kind of scheduler: it has \['step_size'\]"
+    return ((other, other_opt, exponential),
+            r"another scheduler class: it has \['step_size'\] that ExponentialLR does not have")
 
 
 def bad_torch_rng(path):
@@ -544,7 +545,7 @@ def test_a_save_killed_midway_is_cleaned_up_by_the_next(tmp_path):
     """)
     proc = subprocess.Popen([sys.executable, "-c", child])
     assert proc.wait(timeout=120) == -signal.SIGKILL
-    stale = list(tmp_path.glob(f".c.pt.{proc.pid}.*.tmp"))
+    stale = list(tmp_path.glob(f".c.pt.*.{proc.pid}.*.tmp"))
     assert len(stale) == 1 and stale[0].read_bytes().startswith(b"PK")
     assert load_checkpoint(path, model=nn.Linear(2, 2))["step"] == 1  # the old one, intact
     old_style = tmp_path / f".c.pt.tmp-{proc.pid}"
@@ -553,10 +554,12 @@ def test_a_save_killed_midway_is_cleaned_up_by_the_next(tmp_path):
     victim.write_text("not yours\n")
     keep = [tmp_path / f".c.pt.{os.getpid()}.abc123_x.tmp",  # a save in progress (alive)
             tmp_path / f".c.pt.{proc.pid}.link0000.tmp",  # a link, never followed
-            tmp_path / f".d.pt.{proc.pid}.abc123_x.tmp"]  # another checkpoint's file
+            tmp_path / f".d.pt.{proc.pid}.abc123_x.tmp",  # another checkpoint's file
+            tmp_path / f".c.pt.other-host.{proc.pid}.abc123_x.tmp"]  # another machine's
     keep[0].write_bytes(b"in progress")
     keep[1].symlink_to(victim)
     keep[2].write_bytes(b"not ours")
+    keep[3].write_bytes(b"a save running on another machine")
     save_checkpoint(path, model=nn.Linear(2, 2), step=3)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["c.pt", "victim.txt"] + [p.name for p in keep])
@@ -716,3 +719,264 @@ def test_a_truncated_archive_without_crcs_is_still_refused(tmp_path):
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     with pytest.raises(ValueError, match="not a complete checkpoint"):
         load_checkpoint(path, model=make(1)[0])
+
+
+# ------------------------------------------- RNG state on a device, MPS (review of chapter 07)
+
+real_generator = torch.Generator
+
+
+class OnDevice(torch.Tensor):
+    """Stands in for a tensor that torch.load put on a GPU: numpy() refuses it as it refuses a
+    CUDA tensor, and cpu() gives the plain CPU tensor."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.numpy:
+            raise TypeError("can't convert cuda:0 device type tensor to numpy")
+        if func is torch.Tensor.cpu:
+            with torch._C.DisableTorchFunctionSubclass():
+                return args[0].clone()
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def on_device(state):
+    """An RNG state whose tensors are OnDevice, as torch.load(map_location="cuda") gives it."""
+    name, keys, *rest = state["numpy"]
+    return {**state, "numpy": (name, keys.as_subclass(OnDevice), *rest),
+            "torch": state["torch"].as_subclass(OnDevice),
+            "cuda": [s.as_subclass(OnDevice) for s in state["cuda"]]}
+
+
+def test_an_rng_state_on_a_device_is_restored_from_the_cpu(tmp_path, monkeypatch):
+    state = rng_state()
+    expected = (random.random(), np.random.rand(), torch.rand(1).item())
+    set_rng_state(on_device(state))
+    assert (random.random(), np.random.rand(), torch.rand(1).item()) == expected
+    model, opt, _ = make()
+    path = save_checkpoint(tmp_path / "c.pt", model=model, optimizer=opt)
+    expected = (random.random(), np.random.rand(), torch.rand(1).item())
+    real_load = torch.load
+
+    def load_to_device(*args, **kwargs):
+        payload = real_load(*args, **kwargs)
+        return {**payload, "rng": on_device(payload["rng"])}
+
+    monkeypatch.setattr(torch, "load", load_to_device)
+    load_checkpoint(path, model=make(1)[0])
+    assert (random.random(), np.random.rand(), torch.rand(1).item()) == expected
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_load_with_map_location_cuda_restores_every_generator(tmp_path):
+    model, opt, _ = make()
+    path = save_checkpoint(tmp_path / "c.pt", model=model, optimizer=opt)
+    expected = (random.random(), np.random.rand(), torch.rand(1).item(),
+                torch.rand(1, device="cuda").item())
+    other = make(1)[0].cuda()
+    load_checkpoint(path, model=other, map_location="cuda")
+    assert (random.random(), np.random.rand(), torch.rand(1).item(),
+            torch.rand(1, device="cuda").item()) == expected
+    assert all(torch.equal(a.cpu(), b) for a, b in zip(other.parameters(), model.parameters(),
+                                                       strict=True))
+
+
+def test_map_location_meta_is_refused(tmp_path):
+    model = nn.Linear(2, 2)
+    path = save_checkpoint(tmp_path / "c.pt", model=model)
+    before = snapshot(model)
+    with pytest.raises(ValueError, match=r"map_location='meta' keeps the shapes .* none of their "
+                                         r"values"):
+        load_checkpoint(path, model=model, map_location="meta")
+    assert same(snapshot(model), before)
+
+
+@pytest.mark.parametrize("kind, name, available", [
+    ("mps", "MPS", torch.backends.mps.is_available()),
+    ("xpu", "XPU", torch.xpu.is_available()),
+])
+def test_an_accelerator_this_machine_lacks_is_refused(tmp_path, monkeypatch, kind, name,
+                                                      available):
+    if available:
+        pytest.skip(f"this machine has {name}")
+    path = save_checkpoint(tmp_path / "c.pt", model=nn.Linear(2, 2))
+    with pytest.raises(ValueError, match=rf"map_location='{kind}' but {name} is not available "
+                                         r"on this machine; load with map_location='cpu'"):
+        load_checkpoint(path, model=nn.Linear(2, 2), map_location=kind)
+
+
+def test_an_accelerator_index_beyond_the_machines_is_refused(tmp_path, monkeypatch):
+    from helpers import checkpoint
+
+    monkeypatch.setattr(checkpoint, "_accelerator_count", lambda kind: 1)
+    path = save_checkpoint(tmp_path / "c.pt", model=nn.Linear(2, 2))
+    with pytest.raises(ValueError, match=r"map_location='xpu:1' but this machine has 1 XPU "
+                                         r"device\(s\); use 'xpu:0' or 'cpu'"):
+        load_checkpoint(path, model=nn.Linear(2, 2), map_location="xpu:1")
+
+
+def generator_state(seed):
+    return real_generator().manual_seed(seed).get_state()
+
+
+class FakeMPS:
+    """torch.mps's generator calls on a machine without MPS: one state, recorded (a CPU
+    generator's, which the CPU generator standing in for an MPS one accepts)."""
+
+    def __init__(self):
+        self.state, self.set = generator_state(1), []
+
+    def get_rng_state(self):
+        return self.state.clone()
+
+    def set_rng_state(self, state):
+        self.set.append(state.clone())
+
+
+def test_the_mps_generator_is_saved_and_restored_where_mps_is(tmp_path, monkeypatch):
+    fake = FakeMPS()
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    monkeypatch.setattr(torch.mps, "get_rng_state", fake.get_rng_state)
+    monkeypatch.setattr(torch.mps, "set_rng_state", fake.set_rng_state)
+    monkeypatch.setattr(torch, "Generator", lambda device="cpu": real_generator())  # no MPS
+    assert not torch.equal(generator_state(1), generator_state(2))
+    assert torch.equal(rng_state()["mps"], fake.state)
+    path = save_checkpoint(tmp_path / "c.pt", model=nn.Linear(2, 2))
+    assert torch.equal(torch.load(path, weights_only=True)["rng"]["mps"], fake.state)
+    fake.state = generator_state(2)  # the generator moves on
+    load_checkpoint(path, model=nn.Linear(2, 2))
+    assert torch.equal(fake.set[0], generator_state(1))
+
+
+def test_an_rng_state_without_mps_or_with_it_on_a_machine_without_mps(tmp_path):
+    """Checkpoints from before the key, or from a machine without MPS, lack "mps"; a state
+    saved on a Mac keeps it, and elsewhere it is checked for its type and not applied."""
+    state = rng_state()
+    assert ("mps" in state) == torch.backends.mps.is_available()
+    state.pop("mps", None)
+    expected = torch.rand(1).item()
+    set_rng_state(state)
+    assert torch.rand(1).item() == expected
+    if not torch.backends.mps.is_available():
+        set_rng_state({**state, "mps": torch.zeros(8, dtype=torch.uint8)})
+        assert torch.rand(1).item() == expected
+    with pytest.raises(ValueError, match=r"RNG state 'mps' must be a uint8 tensor, got list"):
+        set_rng_state({**state, "mps": [1, 2]})
+
+
+# ------------------------------------------------------------ a disabled GradScaler (chapter 06)
+
+def test_a_disabled_scaler_saves_nothing_and_loads_nothing(tmp_path):
+    """Chapter 06 builds GradScaler(enabled=(dtype == torch.float16)): a bfloat16 run has a
+    disabled one, which must save and resume like the float16 run's."""
+    model, opt, _ = make()
+    off = torch.amp.GradScaler("cpu", enabled=False)
+    save_checkpoint(tmp_path / "off.pt", model=model, optimizer=opt, scaler=off, step=5)
+    other, other_opt, _ = make(1)
+    info = load_checkpoint(tmp_path / "off.pt", model=other, optimizer=other_opt,
+                           scaler=torch.amp.GradScaler("cpu", enabled=False))
+    assert info["step"] == 5 and same(other.state_dict(), model.state_dict())
+    save_checkpoint(tmp_path / "none.pt", model=model)  # saved without scaler=: nothing lost
+    load_checkpoint(tmp_path / "none.pt", model=other,
+                    scaler=torch.amp.GradScaler("cpu", enabled=False))
+
+
+# --------------------------------------------- optimizer and scheduler state of an older torch
+
+def test_hyperparameters_an_older_torch_lacked_are_accepted(tmp_path):
+    """AdamW's decoupled_weight_decay is newer than some checkpoints: such a file loads (torch's
+    load_state_dict fills the key in, True for AdamW), as does a scheduler state without a key
+    that a newer torch added (the scheduler keeps its own)."""
+    model, opt, sched = make()
+    path = save_checkpoint(tmp_path / "c.pt", model=model, optimizer=opt, scheduler=sched)
+    rewrite(path, lambda p: [g.pop(k) for g in p["optimizer"]["param_groups"]
+                             for k in ("decoupled_weight_decay", "fused")])
+    rewrite(path, lambda p: p["scheduler"].pop("_is_initial"))
+    other, other_opt, other_sched = make(1)
+    other_opt.param_groups[0]["lr"] = 0.5
+    load_checkpoint(path, model=other, optimizer=other_opt, scheduler=other_sched)
+    group = other_opt.param_groups[0]
+    assert group["decoupled_weight_decay"] is True and group["lr"] == opt.param_groups[0]["lr"]
+    exp_avg = opt.state_dict()["state"][0]["exp_avg"]
+    assert other_opt.state_dict()["state"][0]["exp_avg"].equal(exp_avg)
+    assert other_sched.last_epoch == sched.last_epoch
+
+
+def test_adam_state_loads_into_adamw_keys_being_the_same(tmp_path):
+    """Adam and AdamW have the same hyperparameter names: nothing in the state tells them apart,
+    and the message of a refusal never claims it does."""
+    model, _, _ = make()
+    adam = torch.optim.Adam(model.parameters())
+    path = save_checkpoint(tmp_path / "c.pt", model=model, optimizer=adam)
+    other = make(1)[0]
+    load_checkpoint(path, model=other, optimizer=torch.optim.AdamW(other.parameters()))
+
+
+# --------------------------------------------------------------------------- lazy modules
+
+def test_a_lazy_module_not_run_yet_is_refused_with_the_remedy(tmp_path):
+    lazy = nn.Sequential(nn.LazyLinear(3), nn.ReLU(), nn.LazyLinear(2))
+    with pytest.raises(ValueError, match=r"not initialized yet \['0.weight', '0.bias', "
+                                         r"'2.weight', '2.bias'\].* run one forward pass first"):
+        save_checkpoint(tmp_path / "c.pt", model=lazy)
+    assert not (tmp_path / "c.pt").exists()
+    lazy(torch.randn(5, 4))
+    path = save_checkpoint(tmp_path / "c.pt", model=lazy)
+    fresh = nn.Sequential(nn.LazyLinear(3), nn.ReLU(), nn.LazyLinear(2))
+    with pytest.raises(ValueError, match=r"run one forward pass first .*then load the checkpoint"):
+        load_checkpoint(path, model=fresh)
+    fresh(torch.randn(5, 4))
+    load_checkpoint(path, model=fresh)
+    assert same(fresh.state_dict(), lazy.state_dict())
+
+
+# ------------------------------------------------------- DataParallel, DDP: the module. prefix
+
+def test_a_model_wrapped_in_data_parallel_saves_and_loads_as_the_plain_model(tmp_path):
+    model, opt, _ = make()
+    wrapped = nn.DataParallel(model)  # on a machine without GPUs it runs the module itself
+    assert all(k.startswith("module.") for k in wrapped.state_dict())
+    path = save_checkpoint(tmp_path / "c.pt", model=wrapped, optimizer=opt)
+    assert list(torch.load(path, weights_only=True)["model"]) == list(model.state_dict())
+    plain = make(1)[0]
+    load_checkpoint(path, model=plain)
+    assert same(plain.state_dict(), model.state_dict())
+    again = nn.DataParallel(torch.compile(make(2)[0]))
+    load_checkpoint(path, model=again)
+    assert same(again.module._orig_mod.state_dict(), model.state_dict())
+
+
+def test_keys_saved_with_the_module_prefix_load_into_the_plain_model(tmp_path):
+    """A file from an older save_checkpoint, or built from a DataParallel's state_dict: every
+    key starts with module. (and _orig_mod. when compiled too)."""
+    model, _, _ = make()
+    path = save_checkpoint(tmp_path / "c.pt", model=model)
+    for wrapped in (nn.DataParallel(model), nn.DataParallel(torch.compile(model)),
+                    torch.compile(nn.DataParallel(model))):
+        rewrite(path, lambda p, w=wrapped: p.update(model=w.state_dict()))
+        plain = make(1)[0]
+        load_checkpoint(path, model=plain)
+        assert same(plain.state_dict(), model.state_dict())
+    wider = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+    rewrite(path, lambda p: p.update(model=nn.DataParallel(model).state_dict()))
+    with pytest.raises(ValueError, match=r"shape mismatches \['0.bias', '0.weight', '2.weight'\] "
+                                         r"\(compared without the prefix 'module.' that a "
+                                         r"wrapper put before every saved key\)"):
+        load_checkpoint(path, model=wider)
+
+
+def test_a_model_whose_own_child_is_named_module_keeps_its_keys(tmp_path):
+    class Holder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.module = nn.Linear(2, 2)
+
+    model = Holder()
+    path = save_checkpoint(tmp_path / "c.pt", model=model)
+    assert list(torch.load(path, weights_only=True)["model"]) == ["module.weight", "module.bias"]
+    other = Holder()
+    load_checkpoint(path, model=other)
+    assert same(other.state_dict(), model.state_dict())
+    with pytest.raises(ValueError, match=r"unexpected keys \['module.bias', 'module.weight'\], "
+                                         r"shape mismatches \[\]$"):
+        load_checkpoint(path, model=nn.Sequential())  # nothing to compare: no stripping

@@ -405,3 +405,27 @@ def test_python_satisfies_without_packaging(monkeypatch):
         python_satisfies("3.11.9", "newest")
     with pytest.raises(ValueError, match="~="):
         _simple_satisfies("3.11.9", "~=3")
+
+
+def test_last_verified_names_the_mac_for_mps(monkeypatch):
+    """An MPS run names the chip and macOS, not the CPU's thread count (torch.device("mps")
+    needs no Mac: the line is built from the names alone)."""
+    from helpers import env
+
+    monkeypatch.setattr(env, "apple_chip", lambda: "Apple M2 Pro")
+    monkeypatch.setattr(env.platform, "mac_ver", lambda: ("14.5", ("", "", ""), "arm64"))
+    line = env.last_verified("mps")
+    assert " UTC on mps (Apple M2 Pro, macOS 14.5)\n" in line and "threads" not in line
+    monkeypatch.setattr(env, "apple_chip", lambda: None)
+    monkeypatch.setattr(env.platform, "mac_ver", lambda: ("", ("", "", ""), ""))
+    assert " UTC on mps (Apple GPU, macOS ?)\n" in env.last_verified("mps")
+
+
+def test_apple_chip_is_none_where_sysctl_cannot_tell(monkeypatch):
+    from helpers import env
+
+    def missing(*args, **kwargs):
+        raise FileNotFoundError("sysctl")
+
+    monkeypatch.setattr(env.subprocess, "run", missing)
+    assert env.apple_chip() is None

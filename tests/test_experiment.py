@@ -185,3 +185,65 @@ def test_load_config_accepts_what_the_types_allow(tmp_path):
     path.write_text("[1, 2]")
     with pytest.raises(ValueError, match="expected a JSON object"):
         load_config(Rich, path)
+
+
+# ------------------------------------------- what save_config wrote, load_config gives back
+
+@dataclass
+class Optim:
+    lr: float = 0.1
+    betas: tuple[float, float] = (0.9, 0.999)
+
+
+@dataclass
+class Nested:
+    seed: int = 0
+    sizes: tuple[int, ...] = (64, 32)
+    optim: Optim = field(default_factory=Optim)
+    schedule: Optim | None = None
+    stages: list[Optim] = field(default_factory=lambda: [Optim(lr=0.5)])
+    per_layer: dict[str, tuple[int, int]] = field(default_factory=lambda: {"a": (1, 2)})
+    anything: tuple = (1, "x")
+
+
+def test_tuples_and_nested_dataclasses_come_back_as_they_were_saved(tmp_path):
+    config = Nested(sizes=(8,), optim=Optim(lr=0.3, betas=(0.8, 0.9)), schedule=Optim())
+    loaded = load_config(Nested, save_config(config, tmp_path / "c.json"))
+    assert loaded == config  # before: lists and dicts, so not equal
+    assert isinstance(loaded.sizes, tuple) and isinstance(loaded.optim.betas, tuple)
+    assert isinstance(loaded.stages[0], Optim) and isinstance(loaded.per_layer["a"], tuple)
+    assert load_config(Nested, save_config(Nested(), tmp_path / "d.json")) == Nested()
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"sizes": [64, "x"]}, "field 'sizes' of Nested is [64, 'x'], expected tuple[int, ...]"),
+    ({"optim": {"lr": 0.1, "betas": [0.9]}},
+     "field 'optim.betas' of Nested is [0.9], expected tuple[float, float]"),
+    ({"optim": {"lr": 0.1, "betas": [0.9, 0.99, 0.999]}},
+     "field 'optim.betas' of Nested is [0.9, 0.99, 0.999], expected tuple[float, float]"),
+    ({"optim": {"lr": "fast"}}, "field 'optim.lr' of Nested is 'fast', expected float"),
+    ({"optim": {"lr": 0.1, "momentum": 0.9}},
+     "field 'optim' does not match Optim: unknown fields ['momentum'], missing fields []"),
+    ({"schedule": {"lr": 0.1, "gamma": 0.5}},
+     "field 'schedule' does not match Optim: unknown fields ['gamma']"),
+    ({"stages": [{"lr": True}]}, "field 'stages[0].lr' of Nested is True, expected float"),
+    ({"optim": [0.1]}, "field 'optim' of Nested is [0.1], expected Optim"),
+    ({"per_layer": {"a": [1]}}, "field 'per_layer' of Nested is {'a': [1]}, expected "
+                                "dict[str, tuple[int, int]]"),
+])
+def test_tuple_and_nested_fields_are_checked(tmp_path, change, message):
+    path = save_config(Nested(), tmp_path / "c.json")
+    path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        load_config(Nested, path)
+
+
+def test_dict_keys_that_json_would_turn_into_strings_are_refused(tmp_path):
+    @dataclass
+    class ByEpoch:
+        lr_at: dict = field(default_factory=lambda: {10: 0.01})
+
+    with pytest.raises(ValueError, match=r"config field 'lr_at' has the key 10: JSON writes every "
+                                         r"key as a string, so it would load back as '10'"):
+        save_config(ByEpoch(), tmp_path / "c.json")
+    assert not (tmp_path / "c.json").exists()

@@ -218,3 +218,78 @@ def test_batch_range_reads_the_exported_programs_constraints(tmp_path):
         exported_program = None
 
     assert export_module._batch_range(NoProgram()) is None
+
+
+# ------------------------------------------------- wrapped models, modes and TF32 (review)
+
+@pytest.mark.parametrize("wrap", ["compile", "DataParallel", "DataParallel(compile)"])
+def test_a_wrapped_model_exports_and_verifies_as_the_module_inside(tmp_path, wrap):
+    model = Flat()
+    wrapped = {"compile": lambda m: torch.compile(m, backend="eager"),
+               "DataParallel": nn.DataParallel,  # runs the module itself without GPUs
+               "DataParallel(compile)": lambda m: nn.DataParallel(torch.compile(m))}[wrap](model)
+    path = export_onnx(wrapped, torch.randn(4, 3, 2, 2), tmp_path / "w.onnx")
+    assert not model.training and not wrapped.training
+    rows = verify_onnx(path, wrapped, [torch.randn(b, 3, 2, 2) for b in (1, 5)])
+    assert all(r["ok"] and r["max_abs_error"] < 1e-5 for r in rows)
+
+
+def test_verify_puts_every_modules_mode_back(exported):
+    model, path = exported
+    for training in (True, False):
+        model.train(training)
+        verify_onnx(path, model, [torch.randn(2, 3, 2, 2)])
+        assert model.training is training and model.linear.training is training
+    mixed = WithNorm().train()
+    mixed.norm.eval()  # a frozen BatchNorm in a model that trains
+    seen = []
+    mixed.register_forward_pre_hook(lambda m, args: seen.append(
+        [x.training for x in m.modules()]))
+    mixed_path = export_onnx(mixed, torch.randn(4, 3, 2, 2), path.parent / "mixed.onnx")
+    mixed.train()
+    mixed.norm.eval()
+    seen.clear()
+    verify_onnx(mixed_path, mixed, [torch.randn(2, 3, 2, 2)])
+    assert seen == [[False] * 4]  # the reference ran in eval mode
+    assert [x.training for x in mixed.modules()] == [True, True, False, True]
+
+
+def precision_settings():
+    return (torch.backends.cuda.matmul.fp32_precision, torch.backends.cudnn.conv.fp32_precision,
+            torch.backends.cudnn.rnn.fp32_precision)
+
+
+def test_a_cuda_reference_is_computed_without_tf32_and_the_settings_are_put_back(
+        exported, monkeypatch):
+    """cuDNN convolutions may use TF32 by default (chapter 06, C84), about 1e-3 off float32: a
+    GPU model's reference runs in full float32 (the settings are flags: a CPU shows them)."""
+    from helpers import export
+
+    model, path = exported
+    seen = []
+    handle = model.register_forward_pre_hook(lambda m, args: seen.append(precision_settings()))
+    before = precision_settings()
+    matmul, conv = torch.backends.cuda.matmul, torch.backends.cudnn.conv
+    matmul.fp32_precision, conv.fp32_precision = "tf32", "tf32"  # TF32 allowed: both
+    try:
+        allowed = precision_settings()
+        monkeypatch.setattr(export, "_on_cuda", lambda model, inputs: True)
+        verify_onnx(path, model, [torch.randn(2, 3, 2, 2)])
+        assert seen == [("ieee", "ieee", "ieee")] and precision_settings() == allowed
+        monkeypatch.setattr(export, "_on_cuda", lambda model, inputs: False)  # a CPU model
+        verify_onnx(path, model, [torch.randn(2, 3, 2, 2)])
+        assert seen[1] == allowed
+    finally:
+        handle.remove()
+        matmul.fp32_precision, conv.fp32_precision = before[:2]
+    assert precision_settings() == before
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_convolution_on_the_gpu_verifies_within_float32s_tolerance(tmp_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 64, 5), nn.Conv2d(64, 64, 5), nn.Flatten()).cuda()
+    x = torch.randn(4, 3, 32, 32, device="cuda")
+    path = export_onnx(model, x, tmp_path / "conv.onnx")
+    [row] = verify_onnx(path, model, [x])
+    assert row["ok"], row

@@ -140,3 +140,21 @@ def test_errors_are_reported_per_input_in_order_and_empty_inputs_have_none():
     errors = compare_gradients(f, x, empty)
     assert [e.input_index for e in errors] == [0, 1]
     assert errors[1].max_abs_error == 0.0 and errors[1].max_rel_error == 0.0
+
+
+def test_relative_error_means_nothing_below_the_rounding_level():
+    """At a least-squares minimum the gradient is 0 and the central difference is rounding
+    noise of about eps * |f| / h: max_rel_error is close to 1 for a correct backward, and
+    max_abs_error stays at that level (the docstring says to read it there)."""
+    gen = torch.Generator().manual_seed(0)
+    a = torch.randn(50, 3, dtype=torch.float64, generator=gen)
+    b = 10 * torch.randn(50, dtype=torch.float64, generator=gen)
+    w = torch.linalg.lstsq(a, b[:, None]).solution[:, 0]
+
+    def f(w):
+        return ((a @ w - b) ** 2).sum()
+
+    (error,) = compare_gradients(f, w)
+    level = torch.finfo(torch.float64).eps * f(w).item() / 1e-6
+    assert error.max_rel_error > 0.5  # not a sign of a wrong backward here
+    assert error.max_abs_error < 10 * level

@@ -127,3 +127,42 @@ def test_fingerprint_refuses_extra_state_that_is_not_a_tensor():
 
     with pytest.raises(TypeError, match="'_extra_state' is a dict"):
         fingerprint(WithExtraState(2, 2))
+
+
+def test_fingerprint_of_a_wrapped_model_is_the_model_inside():
+    """torch.compile prefixes the state_dict's keys with _orig_mod., DataParallel and DDP with
+    module.: wrapping a model must not change its fingerprint."""
+    from torch import nn
+
+    from helpers import fingerprint
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
+    compiled = torch.compile(model)  # compiles at its first call: never called here
+    assert next(iter(compiled.state_dict())).startswith("_orig_mod.")
+    parallel = nn.DataParallel(model)  # on a CPU-only machine it wraps without a GPU
+    ddp = nn.parallel.DistributedDataParallel.__new__(nn.parallel.DistributedDataParallel)
+    nn.Module.__init__(ddp)  # DDP's own __init__ needs a process group: only the wrapping
+    ddp.module = model
+    for wrapped in (compiled, parallel, ddp, torch.compile(nn.DataParallel(model))):
+        assert fingerprint(wrapped) == fingerprint(model), type(wrapped).__name__
+    with torch.no_grad():
+        model[0].bias[0] += 1.0
+    assert fingerprint(compiled) == fingerprint(model) != fingerprint(nn.Linear(3, 2))
+
+
+def test_fingerprint_hashes_persistent_buffers_only():
+    """A buffer registered with persistent=False is not in the state_dict: not hashed."""
+    from torch import nn
+
+    from helpers import fingerprint
+
+    torch.manual_seed(0)
+    model = nn.Linear(2, 2)
+    model.register_buffer("kept", torch.zeros(2))
+    model.register_buffer("scratch", torch.zeros(2), persistent=False)
+    before = fingerprint(model)
+    model.scratch += 1
+    assert fingerprint(model) == before
+    model.kept += 1
+    assert fingerprint(model) != before

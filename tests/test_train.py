@@ -502,18 +502,164 @@ def test_reduce_lr_on_plateau_is_refused():
             call()
 
 
-def test_batches_are_copied_without_blocking(monkeypatch):
-    """The copy to the model's device asks for non_blocking (a no-op on the CPU, an overlap on
-    a GPU with pinned batches); a copy to the CPU never does."""
-    calls = []
-    real = torch.Tensor.to
-
-    def spy(self, *args, **kwargs):
-        calls.append(kwargs.get("non_blocking"))
-        return real(self, *args, **kwargs)
-
+def test_batches_are_copied_without_blocking_to_cuda_only(monkeypatch):
+    """non_blocking=True only for a copy to a CUDA device (from pinned batches, an overlap);
+    never to the CPU (the copy could be read unfinished) nor to MPS, where the loader does not
+    pin and PyTorch issues #139550 and #189690 report wrong values from non-blocking copies of
+    pageable tensors."""
+    decide = train_module._copies_without_blocking
+    assert decide(torch.device("cuda")) and decide(torch.device("cuda:1"))
+    for other in ("cpu", "mps", "meta", "xpu"):
+        assert not decide(torch.device(other)), other
     assert train_module._to_device(torch.ones(1), torch.device("cpu")).device.type == "cpu"
+    calls = []
+
+    def spy(self, device, *args, **kwargs):  # records the request; copies nothing
+        calls.append((torch.device(device).type, kwargs.get("non_blocking")))
+        return self
+
     monkeypatch.setattr(torch.Tensor, "to", spy)
-    train_module._to_device(torch.ones(1), torch.device("cpu"))
-    train_module._to_device(torch.ones(1), torch.device("meta"))
-    assert calls == [False, True]
+    for device in ("cpu", "mps", "cuda"):
+        train_module._to_device(torch.ones(1), torch.device(device))
+    assert calls == [("cpu", False), ("mps", False), ("cuda", True)]
+
+
+def half_model_with_a_gradient_norm_above_float16s_range():
+    """A float16 linear layer whose gradient is 3000 in each of its 1000 weights: every entry
+    is finite in float16, the norm is 3000 * sqrt(1000) = 94868, above float16's 65504."""
+    model = nn.Linear(1000, 1, bias=False).half()
+    nn.init.zeros_(model.weight)
+    inputs = torch.full((8, 1000), 3.0, dtype=torch.float16)
+    batches = [(inputs, torch.zeros(8))]
+    loss_fn = lambda out, _: out.float().mean() * 1000  # noqa: E731  (d loss / d w = 3000)
+    return model, batches, loss_fn
+
+
+@pytest.mark.parametrize("max_grad_norm", [None, 1.0])
+def test_a_float16_gradient_norm_above_65504_is_measured_and_clipped_in_float32(max_grad_norm):
+    """In float16 the norm would be inf: clipping by it zeroes every gradient, and
+    stop_on_nonfinite_grad raises although every gradient is finite."""
+    model, batches, loss_fn = half_model_with_a_gradient_norm_above_float16s_range()
+    expected = 3000 * math.sqrt(1000)
+    history, after = History(), []
+
+    def look(info):
+        after.append(torch.linalg.vector_norm(model.weight.grad, dtype=torch.float32).item())
+
+    train_one_epoch(model, batches, loss_fn, torch.optim.SGD(model.parameters(), lr=0.0),
+                    max_grad_norm=max_grad_norm, history=history, on_step=look,
+                    stop_on_nonfinite_grad=True)
+    assert bool(torch.isfinite(model.weight.grad).all())
+    assert history.step_grad_norm == [pytest.approx(expected, rel=1e-3)]
+    if max_grad_norm is None:
+        assert after == [pytest.approx(expected, rel=1e-3)]  # left as they were
+    else:
+        assert after == [pytest.approx(1.0, rel=1e-2)]  # clipped to 1, not to 0
+
+
+def test_the_norm_terms_leave_float32_gradients_as_they_are():
+    """The float32 path gives get_total_norm the gradients themselves (clip_grad_norm_'s
+    total, bit for bit); a float16 or bfloat16 gradient is replaced by its float32 norm."""
+    wide = [torch.randn(3), torch.randn(2, dtype=torch.float64)]
+    assert all(a is b for a, b in zip(train_module._norm_terms(wide), wide, strict=True))
+    narrow = torch.full((1000,), 3000.0, dtype=torch.float16)
+    [term] = train_module._norm_terms([narrow])
+    assert term.dtype == torch.float32 and term.item() == pytest.approx(3000 * math.sqrt(1000))
+    assert nn.utils.get_total_norm([narrow]).item() == math.inf  # what it replaces
+    [term] = train_module._norm_terms([torch.ones(4, dtype=torch.bfloat16)])
+    assert term.dtype == torch.float32 and term.item() == 2.0
+
+
+def test_a_learning_rate_held_in_a_tensor_is_recorded_step_by_step():
+    """A tensor lr is changed in place by the scheduler: each step records its own value, not
+    a reference that ends as the last one. Only group 0's rate is recorded."""
+    model = make_model()
+    optimizer = torch.optim.SGD([{"params": model[0].parameters()},
+                                 {"params": model[-1].parameters(), "lr": 1.0}],
+                                lr=torch.tensor(0.1))
+    scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=0.5, total_iters=4)
+    seen = []
+    history = fit(model, DataLoader(make_data(80), batch_size=16), None,
+                  nn.functional.cross_entropy, optimizer, epochs=1, scheduler=scheduler,
+                  on_step=seen.append, progress=False)
+    expected = [0.05, 0.0625, 0.075, 0.0875, 0.1]
+    assert history.step_lr == pytest.approx(expected, rel=1e-6)
+    assert all(isinstance(lr, float) for lr in history.step_lr)
+    assert [info.lr for info in seen] == history.step_lr
+
+
+def test_class_masked_logits_are_accepted_and_all_minus_inf_rows_are_not():
+    """masked_fill(mask, -inf) is ordinary class masking; NaN, +inf, or -inf in every class
+    of a row, is a diverged model."""
+    masked = torch.tensor([[2.0, -math.inf, 1.0], [-math.inf, 0.5, 3.0]])
+    assert accuracy(masked, torch.tensor([0, 2])) == 1.0
+    loader = [(torch.randn(4, 5), torch.tensor([1, 1, 1, 1]))]  # class 0 is ruled out
+    masking = nn.Sequential(make_model(), MaskClass(0))
+    result = evaluate(masking, loader, nn.functional.cross_entropy)
+    assert math.isfinite(result["loss"]) and result["metric"] == 1.0
+    cases = {"nan": [math.nan, 1.0], "+inf": [math.inf, 1.0], "all -inf": [-math.inf, -math.inf]}
+    for row in cases.values():
+        with pytest.raises(ValueError, match="not finite .* in 1 of 2 rows"):
+            accuracy(torch.tensor([[0.0, 1.0], row]), torch.tensor([1, 1]))
+
+
+class MaskClass(nn.Module):
+    """Masks one class with -inf, as a model that rules it out does."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__()
+        self.index = index
+
+    def forward(self, logits):
+        return logits.index_fill(1, torch.tensor([self.index]), -math.inf)
+
+
+def test_a_dataset_where_a_loader_belongs_is_refused():
+    """Iterating a Dataset yields one unbatched sample per step: it would train silently."""
+    model, data = make_model(), make_data()
+    ce = nn.functional.cross_entropy
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = DataLoader(data, 16)
+
+    class Stream(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            return iter(data)
+
+    for dataset in (data, Stream()):
+        calls = (lambda d=dataset: train_one_epoch(model, d, ce, opt),
+                 lambda d=dataset: evaluate(model, d, ce),
+                 lambda d=dataset: fit(model, d, None, ce, opt, epochs=1, progress=False),
+                 lambda d=dataset: fit(model, loader, d, ce, opt, epochs=1, progress=False))
+        for call in calls:
+            with pytest.raises(TypeError, match=r"Dataset.*DataLoader\(dataset, batch_size"):
+                call()
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum"])
+def test_a_loss_must_be_the_batch_mean_as_a_0_dim_tensor(reduction):
+    """reduction='none' is refused with a named error in both loops; reduction='sum' cannot
+    be told from its value (the docstrings say so): it is a 0-dim tensor and passes."""
+    model, loader = make_model(), DataLoader(make_data(), 16)
+    loss_fn = lambda out, y: nn.functional.cross_entropy(out, y, reduction=reduction)  # noqa: E731
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    if reduction == "none":
+        for call in (lambda: train_one_epoch(model, loader, loss_fn, opt),
+                     lambda: evaluate(model, loader, loss_fn)):
+            with pytest.raises(ValueError, match=r"0-dim tensor, got shape \(16,\);.*mean\(\)"):
+                call()
+    else:
+        mean = evaluate(model, loader, nn.functional.cross_entropy)["loss"]
+        assert evaluate(model, loader, loss_fn)["loss"] == pytest.approx(16 * mean, rel=1e-5)
+
+
+def test_a_metric_must_return_one_number_per_batch():
+    model, loader = make_model(), DataLoader(make_data(), 16)
+    ce = nn.functional.cross_entropy
+    per_row = lambda logits, targets: (logits.argmax(1) == targets).float()  # noqa: E731
+    with pytest.raises(ValueError, match=r"metric must return one number .* shape \(16,\)"):
+        evaluate(model, loader, ce, per_row)
+    with pytest.raises(TypeError, match="metric must return a float or a 0-dim tensor, got str"):
+        evaluate(model, loader, ce, lambda logits, targets: "high")
+    import numpy as np
+
+    assert evaluate(model, loader, ce, lambda logits, targets: np.float32(0.25))["metric"] == 0.25

@@ -39,6 +39,7 @@ from helpers.validate import (
     require_instance,
     require_int,
     require_iterable,
+    require_loader,
     require_path,
 )
 
@@ -105,6 +106,19 @@ def test_require_instance_callable_iterable_and_path(tmp_path):
     assert require_path("out", str(tmp_path)) == tmp_path
     with pytest.raises(TypeError, match="out must be a path"):
         require_path("out", None)
+
+
+def test_require_loader_refuses_a_dataset_and_names_the_fix():
+    data = TensorDataset(torch.zeros(4, 2), torch.zeros(4))
+    loader = DataLoader(data, batch_size=2)
+    assert require_loader("loader", loader) is loader
+    batches = [(torch.zeros(2, 2), torch.zeros(2))]
+    assert require_loader("loader", batches) is batches
+    with pytest.raises(TypeError, match=r"train_loader is a TensorDataset, a Dataset: .*"
+                                        r"DataLoader\(dataset, batch_size=\.\.\.\)"):
+        require_loader("train_loader", data)
+    with pytest.raises(TypeError, match="loader must be iterable"):
+        require_loader("loader", None)
 
 
 def test_require_device(monkeypatch):

@@ -74,6 +74,15 @@ def test_spawn_workers_load_it_and_see_what_default_workers_see(name):
         assert not torch.equal(spawned[0][0], spawned[1][0])
 
 
+def test_what_the_worker_sees_outside_a_worker_says_so():
+    """Without workers there is no worker info: a clear error, not "'NoneType' object has no
+    attribute 'id'"."""
+    for load in (lambda: WhatTheWorkerSees()[0],
+                 lambda: next(iter(DataLoader(WhatTheWorkerSees(), batch_size=None)))):
+        with pytest.raises(RuntimeError, match=r"main process \(num_workers=0"):
+            load()
+
+
 def test_png_items_decode_to_the_images():
     data = png_data()
     assert len(data) == 8 and torch.equal(data[5][0], data[1][0]) and data[5][1] == 1

@@ -2,9 +2,12 @@
 chapter 07, where ``save_checkpoint`` uses it).
 
 The temporary file is made by ``mkstemp`` beside the target (unpredictable name, O_EXCL), is
-named ``.NAME.PID.RANDOM.tmp`` so that a later save can remove one whose writer died, and is
-renamed over the target with ``os.replace`` after an fsync (on macOS also ``F_FULLFSYNC``,
-which its ``fsync`` does not imply); the directory is fsynced too.
+named ``.NAME.HOST.PID.RANDOM.tmp`` so that a later save on the same machine can remove one
+whose writer died, and is renamed over the target with ``os.replace`` after an fsync (on macOS
+also ``F_FULLFSYNC``, which its ``fsync`` does not imply); the directory is fsynced too. The
+host is in the name because a PID means something only on its own machine, in its own PID
+namespace: a directory shared by several machines (or containers, each with its own host name,
+as they have by default) holds temporary files of saves that this one cannot see.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import socket
 import stat
 import tempfile
 from collections.abc import Callable
@@ -43,11 +47,20 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~_current_umask()
 
 
+def host_tag() -> str:
+    """This machine's host name as it appears in temporary names: every character other than
+    a letter, a digit or ``-`` replaced by ``-`` (a dot would split the name), at most 32."""
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:32] or "host"
+
+
 def _temp_pattern(path: Path) -> re.Pattern[str]:
-    """Names of this checkpoint's temporary files, with the writer's PID as group 1 or 2:
-    ``.NAME.PID.RANDOM.tmp`` (mkstemp) and ``.NAME.tmp-PID`` (older versions)."""
-    name = re.escape(f".{path.name}.")
-    return re.compile(rf"{name}(?:(\d+)\.[a-z0-9_]+\.tmp|tmp-(\d+))")
+    """Names of this checkpoint's temporary files written on this machine, with the writer's
+    PID as group 1, 2 or 3: ``.NAME.HOST.PID.RANDOM.tmp`` (mkstemp, this host only), and
+    the names of older versions, which carried no host: ``.NAME.PID.RANDOM.tmp`` and
+    ``.NAME.tmp-PID``."""
+    name, host = re.escape(f".{path.name}."), re.escape(host_tag())
+    return re.compile(rf"{name}(?:{host}\.(\d+)\.[a-z0-9_]+\.tmp|(\d+)\.[a-z0-9_]+\.tmp"
+                      rf"|tmp-(\d+))")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -64,8 +77,9 @@ def _pid_alive(pid: int) -> bool:
 def remove_stale_temps(path: Path) -> list[str]:
     """Delete temporary files of ``path`` left by processes that died mid-save; return names.
 
-    Only regular files are removed (a link is never followed or deleted), and only when their
-    writer's PID is gone: a save still running in this or another process is left alone.
+    Only regular files are removed (a link is never followed or deleted), only this machine's
+    (the host is in the name), and only when their writer's PID is gone: a save still running
+    in this or another process, or on another machine sharing the directory, is left alone.
     """
     if os.name != "posix":  # os.kill(pid, 0) would end the process on Windows
         return []
@@ -75,7 +89,7 @@ def remove_stale_temps(path: Path) -> list[str]:
             match = pattern.fullmatch(entry.name)
             if not match or not entry.is_file(follow_symlinks=False):
                 continue
-            if not _pid_alive(int(match.group(1) or match.group(2))):
+            if not _pid_alive(int(next(g for g in match.groups() if g))):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(entry.path)
                 removed.append(entry.name)
@@ -115,14 +129,17 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
     bits: a crash leaves the old file or the new one, never half of one. On any failure the
     temporary file is removed."""
     mode = _mode_for(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.",
-                               suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent,
+                               prefix=f".{path.name}.{host_tag()}.{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), mode)
+            if hasattr(os, "fchmod"):  # Windows has it only from Python 3.13
+                os.fchmod(f.fileno(), mode)
             write(f)
             f.flush()
             _flush_to_disk(f.fileno())
+        if not hasattr(os, "fchmod"):
+            os.chmod(tmp, mode)
         os.replace(tmp, path)  # atomic on POSIX: old file or new, never half
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

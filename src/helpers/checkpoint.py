@@ -41,11 +41,20 @@ from .validate import require_bool
 
 FORMAT_VERSION = 1
 COMPILE_PREFIX = "_orig_mod."
+# What torch.compile, nn.DataParallel and DistributedDataParallel put before every key.
+WRAPPER_PREFIXES = (COMPILE_PREFIX, "module.")
 CHECKPOINT_KEYS = ("format", "model", "optimizer", "scheduler", "step", "epoch", "rng", "extra")
 # Written since the scaler was added; a checkpoint without it (older) reads as scaler=None.
 OPTIONAL_KEYS = ("scaler",)
+# Keys of an optimizer's parameter group that are not hyperparameters (names do not affect
+# loading, see PyTorch's Optimizer.load_state_dict).
+NOT_HYPERPARAMETERS = frozenset({"params", "param_names"})
 SCALER_KEYS = ("scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker")
+# Every RNG state has these; "mps" is there only where MPS is available (and never in older
+# checkpoints).
 RNG_KEYS = ("python", "numpy", "torch", "cuda")
+# Accelerators a checkpoint can be mapped to, by device type, with the name used in messages.
+ACCELERATORS = {"cuda": "CUDA", "mps": "MPS", "xpu": "XPU"}
 # What torch.load raises on an intact zip archive that is still not a loadable checkpoint.
 LOAD_ERRORS = (RuntimeError, EOFError, OSError, pickle.UnpicklingError, KeyError, ValueError,
                TypeError, AttributeError, IndexError, struct.error, zipfile.BadZipFile)
@@ -61,14 +70,28 @@ def _first_line(err: BaseException) -> str:
 
 
 def rng_state() -> dict[str, Any]:
-    """The state of every generator a training script draws from, in weights-only types."""
+    """The state of every generator a training script draws from, in weights-only types: Python's,
+    NumPy's, torch's CPU generator, each GPU's, and the MPS generator where MPS is available.
+
+    These are the generators of this process: in a run of several processes (DDP, chapter 09)
+    each rank has its own, and a state saved by one rank is that rank's only.
+    """
     name, keys, pos, has_gauss, cached = np.random.get_state()
-    return {
+    state = {
         "python": random.getstate(),
         "numpy": (name, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, cached),
         "torch": torch.get_rng_state(),
         "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
     }
+    if torch.backends.mps.is_available():
+        state["mps"] = torch.mps.get_rng_state()
+    return state
+
+
+def _on_cpu(entry: Any) -> Any:
+    """A tensor entry of an RNG state on the CPU, where every generator's ``set_state`` and
+    NumPy want it (``torch.load(map_location="cuda")`` moves it to the GPU); else as is."""
+    return entry.cpu() if isinstance(entry, torch.Tensor) else entry
 
 
 def _python_state(entry: Any) -> tuple:
@@ -80,14 +103,21 @@ def _python_state(entry: Any) -> tuple:
 def _numpy_state(entry: Any) -> tuple:
     """The ``"numpy"`` entry of an RNG state as :func:`numpy.random.set_state` takes it."""
     name, keys, pos, has_gauss, cached = entry
-    return (name, keys.numpy().astype(np.uint32), pos, has_gauss, cached)
+    return (name, _on_cpu(keys).numpy().astype(np.uint32), pos, has_gauss, cached)
+
+
+def _is_byte_tensor(value: Any) -> bool:
+    """Whether ``value`` is a uint8 tensor, the type of a generator's state."""
+    return isinstance(value, torch.Tensor) and value.dtype == torch.uint8
 
 
 def check_rng_state(state: Any) -> None:
     """Raise ``ValueError`` unless :func:`set_rng_state` can restore ``state`` completely.
 
     Each entry is tried on a throwaway generator of its kind, so the rule is the library's
-    own, and no global generator changes.
+    own, and no global generator changes. The ``"mps"`` entry is optional (saved where MPS is
+    available); where this machine has no MPS (or no CUDA) those entries are checked for
+    their type and not applied.
     """
     if not isinstance(state, dict):
         raise ValueError(f"RNG state must be a dict with keys {list(RNG_KEYS)}, "
@@ -97,7 +127,7 @@ def check_rng_state(state: Any) -> None:
         raise ValueError(f"RNG state lacks {missing}; expected the keys {list(RNG_KEYS)}")
     trials = (("python", lambda e: random.Random().setstate(_python_state(e))),
               ("numpy", lambda e: np.random.RandomState().set_state(_numpy_state(e))),
-              ("torch", lambda e: torch.Generator().set_state(e)))
+              ("torch", lambda e: torch.Generator().set_state(_on_cpu(e))))
     for key, trial in trials:
         try:
             trial(state[key])
@@ -105,22 +135,33 @@ def check_rng_state(state: Any) -> None:
             raise ValueError(f"RNG state {key!r} is not a valid {key} generator state: "
                              f"{_first_line(err)}") from err
     cuda = state["cuda"]
-    if not isinstance(cuda, (list, tuple)) or not all(
-            isinstance(s, torch.Tensor) and s.dtype == torch.uint8 for s in cuda):
+    if not isinstance(cuda, (list, tuple)) or not all(_is_byte_tensor(s) for s in cuda):
         raise ValueError("RNG state 'cuda' must be a list of uint8 tensors (one per GPU), "
                          f"got {type(cuda).__name__}")
     if cuda and torch.cuda.is_available() and len(cuda) > torch.cuda.device_count():
         raise ValueError(f"RNG state 'cuda' holds {len(cuda)} GPU states but this machine has "
                          f"{torch.cuda.device_count()} GPU(s)")
+    if "mps" in state:
+        if not _is_byte_tensor(state["mps"]):
+            raise ValueError("RNG state 'mps' must be a uint8 tensor, got "
+                             f"{type(state['mps']).__name__}")
+        if torch.backends.mps.is_available():
+            try:
+                torch.Generator(device="mps").set_state(_on_cpu(state["mps"]))
+            except Exception as err:  # noqa: BLE001 - a throwaway generator refused it
+                raise ValueError("RNG state 'mps' is not a valid MPS generator state: "
+                                 f"{_first_line(err)}") from err
 
 
 def _apply_rng_state(state: dict[str, Any]) -> None:
     """Set every global generator from a state that :func:`check_rng_state` accepted."""
     random.setstate(_python_state(state["python"]))
     np.random.set_state(_numpy_state(state["numpy"]))
-    torch.set_rng_state(state["torch"])
+    torch.set_rng_state(_on_cpu(state["torch"]))
     if state["cuda"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+        torch.cuda.set_rng_state_all([_on_cpu(s) for s in state["cuda"]])
+    if "mps" in state and torch.backends.mps.is_available():
+        torch.mps.set_rng_state(_on_cpu(state["mps"]))
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
@@ -137,6 +178,20 @@ def set_rng_state(state: dict[str, Any]) -> None:
 def unwrap_compiled(model: nn.Module) -> nn.Module:
     """The original module behind ``torch.compile`` (chapter 07, C28), or the model itself."""
     return getattr(model, "_orig_mod", model)
+
+
+def unwrap_model(model: nn.Module) -> nn.Module:
+    """The module inside every wrapper that adds a prefix to its keys (chapter 07): the
+    original behind ``torch.compile`` (``_orig_mod.``) and the module inside ``nn.DataParallel``
+    or ``DistributedDataParallel`` (``module.``, chapter 09), nested in any order; the model
+    itself when it is not wrapped. What checkpoints and ONNX exports are made of."""
+    while True:
+        if isinstance(model, (nn.DataParallel, nn.parallel.DistributedDataParallel)):
+            model = model.module
+        elif unwrap_compiled(model) is not model:
+            model = unwrap_compiled(model)
+        else:
+            return model
 
 
 def strip_compile_prefix(state_dict: dict[str, Any]) -> dict[str, Any]:
@@ -173,8 +228,19 @@ def _check_objects(model: Any, optimizer: Any, scheduler: Any, scaler: Any = Non
                         f"got {type(scaler).__name__}")
 
 
+def _accelerator_count(kind: str) -> int:
+    """How many devices of ``kind`` (a key of :data:`ACCELERATORS`) this machine can use."""
+    if kind == "cuda":
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if kind == "mps":
+        return 1 if torch.backends.mps.is_available() else 0
+    xpu = getattr(torch, "xpu", None)
+    return xpu.device_count() if xpu is not None and xpu.is_available() else 0
+
+
 def _check_map_location(map_location: Any) -> None:
-    """``TypeError``/``ValueError`` unless ``map_location`` names a device this machine has."""
+    """``TypeError``/``ValueError`` unless ``map_location`` names a device this machine has
+    (``"meta"`` is refused: it keeps shapes and no data)."""
     if not isinstance(map_location, (str, torch.device)):
         raise TypeError("map_location must be a str or torch.device such as 'cpu', "
                         f"got {type(map_location).__name__}")
@@ -183,14 +249,30 @@ def _check_map_location(map_location: Any) -> None:
     except RuntimeError as err:
         raise ValueError(f"map_location={map_location!r} is not a device; expected e.g. 'cpu' "
                          f"or 'cuda' ({_first_line(err)})") from err
-    if device.type != "cuda":
+    if device.type == "meta":
+        raise ValueError(f"map_location={map_location!r} keeps the shapes of the tensors and "
+                         "none of their values; load with map_location='cpu' (or a GPU)")
+    if device.type not in ACCELERATORS:
         return
-    if not torch.cuda.is_available():
-        raise ValueError(f"map_location={map_location!r} but CUDA is not available on this "
+    name, count = ACCELERATORS[device.type], _accelerator_count(device.type)
+    if count == 0:
+        raise ValueError(f"map_location={map_location!r} but {name} is not available on this "
                          "machine; load with map_location='cpu'")
-    if device.index is not None and device.index >= torch.cuda.device_count():
-        raise ValueError(f"map_location={map_location!r} but this machine has "
-                         f"{torch.cuda.device_count()} GPU(s); use 'cuda:0' or 'cpu'")
+    if device.index is not None and device.index >= count:
+        raise ValueError(f"map_location={map_location!r} but this machine has {count} {name} "
+                         f"device(s); use '{device.type}:0' or 'cpu'")
+
+
+def _check_initialized(model: nn.Module, then: str) -> None:
+    """``ValueError`` if ``model`` has parameters or buffers of a lazy module (``nn.LazyLinear``
+    ...) that no forward pass has given a shape yet."""
+    lazy = [name for name, value in itertools.chain(model.named_parameters(),
+                                                     model.named_buffers())
+            if nn.parameter.is_lazy(value)]
+    if lazy:
+        raise ValueError(f"the model has parameters that are not initialized yet {lazy[:5]}: a "
+                         "lazy module (nn.LazyLinear, ...) takes its shapes from its first "
+                         f"input; run one forward pass first (a batch of real inputs), then {then}")
 
 
 def _check_counter(name: str, value: Any) -> None:
@@ -279,17 +361,20 @@ def save_checkpoint(
     checkpoint left by a process killed mid-save are removed. ``extra`` must load back with
     ``torch.load(weights_only=True)`` (plain types and tensors); otherwise ``ValueError``.
     ``scaler``, a float16 run's ``torch.amp.GradScaler``, is saved with its scale and growth
-    tracker (save it after ``scaler.update()``).
+    tracker (save it after ``scaler.update()``). The model is saved without the wrappers of
+    :func:`unwrap_model` (``torch.compile``, ``nn.DataParallel``, DDP), so its keys are the
+    plain model's. A model with lazy modules not run yet is refused (``ValueError``).
     """
     path = _as_path(path)
     _check_objects(model, optimizer, scheduler, scaler)
+    _check_initialized(unwrap_model(model), "save it")
     _check_counter("step", step)
     _check_counter("epoch", epoch)
     extra = _check_extra(extra)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "format": FORMAT_VERSION,
-        "model": unwrap_compiled(model).state_dict(),
+        "model": unwrap_model(model).state_dict(),
         "optimizer": optimizer.state_dict() if optimizer is not None else None,
         "scheduler": scheduler.state_dict() if scheduler is not None else None,
         "step": step,
@@ -393,15 +478,34 @@ def _check_payload(path: Path, payload: Any) -> None:
             raise ValueError(f"{path}: {err}") from err
 
 
+def _without_wrapper_prefixes(state: dict[str, Any], expected: dict[str, Any]
+                              ) -> tuple[dict[str, Any], list[str]]:
+    """``state`` without the prefixes that wrappers put before every key (``module.`` of
+    ``nn.DataParallel``/DDP, ``_orig_mod.`` of ``torch.compile``), removed while its keys are
+    not the expected ones and every one of them has a prefix that the expected keys do not
+    all have; and the prefixes removed."""
+    removed = []
+    while set(state) != set(expected):
+        prefix = next((p for p in WRAPPER_PREFIXES
+                       if state and all(k.startswith(p) for k in state)
+                       and not all(k.startswith(p) for k in expected)), None)
+        if prefix is None:
+            break
+        state = {k.removeprefix(prefix): v for k, v in state.items()}
+        removed.append(prefix)
+    return state, removed
+
+
 def _check_model_state(path: Path, saved: dict[str, Any], target: nn.Module) -> dict[str, Any]:
-    """The saved model state without the compile prefix, after checking that its keys and
-    shapes are exactly the target's (``ValueError`` naming the keys that differ)."""
+    """The saved model state without the prefixes of wrappers (``torch.compile``,
+    ``nn.DataParallel``, DDP), after checking that its keys and shapes are exactly the
+    target's (``ValueError`` naming the keys that differ)."""
     if not all(isinstance(k, str) for k in saved):
         raise ValueError(f"{path}: the model state has keys that are not strings")
-    state = strip_compile_prefix(saved)
     # Checked before loading, not left to load_state_dict(strict=True): PyTorch copies every
     # tensor that fits before it raises, so a failed load would leave the model half-changed.
     expected = target.state_dict()
+    state, removed = _without_wrapper_prefixes(strip_compile_prefix(saved), expected)
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
     shapes = sorted(k for k in set(state) & set(expected)
@@ -409,9 +513,11 @@ def _check_model_state(path: Path, saved: dict[str, Any], target: nn.Module) -> 
                     or (isinstance(state[k], torch.Tensor)
                         and tuple(state[k].shape) != tuple(expected[k].shape)))
     if missing or unexpected or shapes:
+        wrapped = (f" (compared without the prefix {' then '.join(map(repr, removed))} that a "
+                   "wrapper put before every saved key)" if removed else "")
         raise ValueError(
             f"{path} holds a different architecture: missing keys {missing[:5]}, unexpected "
-            f"keys {unexpected[:5]}, shape mismatches {shapes[:5]}")
+            f"keys {unexpected[:5]}, shape mismatches {shapes[:5]}{wrapped}")
     return state
 
 
@@ -423,8 +529,12 @@ def _state_fits(saved: tuple[int, ...], param: tuple[int, ...]) -> bool:
 
 
 def _check_optimizer_state(path: Path, saved: Any, optimizer: torch.optim.Optimizer) -> None:
-    """``ValueError`` unless the saved optimizer state is for this kind of optimizer over
-    parameters of the same number, grouping and shapes."""
+    """``ValueError`` unless the saved optimizer state can be this optimizer's: over parameters
+    of the same number, grouping and shapes, with no hyperparameter this optimizer does not
+    have (another optimizer class's). A hyperparameter that the file lacks is accepted: an
+    older torch did not have it, and the optimizer's ``load_state_dict`` gives it the value
+    that reproduces the older behaviour (its ``__setstate__``: AdamW's
+    ``decoupled_weight_decay`` is ``True``, Adam's ``False``)."""
     if saved is None:
         raise ValueError(f"{path} has no optimizer state to load")
     if not {"state", "param_groups"} <= set(saved) or not isinstance(saved["state"], dict) \
@@ -441,13 +551,11 @@ def _check_optimizer_state(path: Path, saved: Any, optimizer: torch.optim.Optimi
             raise ValueError(f"{path}: optimizer parameter group {i} holds {count} parameters, "
                              f"the {kind}'s holds {len(new['params'])}: an optimizer over "
                              "other parameters")
-        not_hyper = {"params", "param_names"}  # names do not affect loading (see PyTorch)
-        old_keys, new_keys = set(old) - not_hyper, set(new) - not_hyper
-        if old_keys != new_keys:
+        unknown = sorted(set(old) - set(new) - NOT_HYPERPARAMETERS)
+        if unknown:
             raise ValueError(
-                f"{path} holds the state of another kind of optimizer: parameter group {i} has "
-                f"hyperparameters {sorted(old_keys - new_keys)} that {kind} lacks, and lacks "
-                f"{sorted(new_keys - old_keys)} that {kind} needs")
+                f"{path} holds the state of another optimizer class: parameter group {i} has "
+                f"hyperparameters {unknown} that {kind} does not have")
     ids = list(itertools.chain.from_iterable(g["params"] for g in saved_groups))
     stray = sorted(set(saved["state"]) - set(ids), key=repr)
     if stray:
@@ -470,28 +578,32 @@ def _check_optimizer_state(path: Path, saved: Any, optimizer: torch.optim.Optimi
 
 
 def _check_scheduler_state(path: Path, saved: Any, scheduler: Any) -> None:
-    """``ValueError`` unless the saved scheduler state has exactly this scheduler's keys."""
+    """``ValueError`` unless every key of the saved scheduler state is one this scheduler has
+    (a key the file lacks, added by a newer torch, keeps the scheduler's own value, as in
+    PyTorch's ``load_state_dict``)."""
     if saved is None:
         raise ValueError(f"{path} has no scheduler state to load")
     kind = type(scheduler).__name__
-    old_keys, new_keys = set(saved), set(scheduler.state_dict())
-    if old_keys != new_keys:
-        raise ValueError(
-            f"{path} holds the state of another kind of scheduler: it has "
-            f"{sorted(old_keys - new_keys)[:5]} that {kind} lacks, and lacks "
-            f"{sorted(new_keys - old_keys)[:5]} that {kind} needs")
+    unknown = sorted(set(saved) - set(scheduler.state_dict()))
+    if unknown:
+        raise ValueError(f"{path} holds the state of another scheduler class: it has "
+                         f"{unknown[:5]} that {kind} does not have")
 
 
 def _check_scaler_state(path: Path, saved: Any, scaler: torch.amp.GradScaler) -> None:
     """``ValueError`` unless the saved state is a GradScaler's that this scaler can take: the
     same keys, a positive finite scale, a non-negative growth tracker. A disabled scaler
-    takes nothing (its ``load_state_dict`` does nothing), so an enabled one is refused."""
+    (``GradScaler(enabled=False)``, chapter 06's choice when the dtype is not float16) has no
+    state: it takes a disabled one's (``{}``) or none, and refuses an enabled one's, whose
+    scale it would ignore."""
+    if not scaler.is_enabled():
+        if saved is None or saved == {}:
+            return
+        raise ValueError("scaler is disabled (GradScaler(enabled=False)): it would ignore the "
+                         f"scale saved in {path}; pass an enabled GradScaler or scaler=None")
     if saved is None:
         raise ValueError(f"{path} has no scaler state to load (it was saved without scaler=); "
                          "resuming would restart the loss scale at its initial value")
-    if not scaler.is_enabled():
-        raise ValueError("scaler is disabled (GradScaler(enabled=False)): it would ignore the "
-                         f"scale saved in {path}; pass an enabled GradScaler or scaler=None")
     if saved == {}:
         raise ValueError(f"{path} holds the state of a disabled GradScaler (empty)")
     if set(saved) != set(SCALER_KEYS):
@@ -566,15 +678,27 @@ def load_checkpoint(
     CRC32s is loaded with an :class:`UncheckedArchiveWarning`). Everything is checked before
     anything changes; if applying fails all the same, every object is restored and the
     error is raised with a note saying so.
+
+    The model is loaded into the module inside its wrappers (:func:`unwrap_model`), and the
+    saved keys may carry a wrapper's prefix (``module.``, ``_orig_mod.``): a model saved from
+    ``nn.DataParallel`` loads into the plain model. A lazy module not run yet is refused.
+    A hyperparameter that the saved optimizer state lacks (a file from an older torch) is
+    filled in by PyTorch as for any old state; one that this optimizer does not have is
+    refused (the state of another optimizer class).
+
+    ``restore_rng`` restores the generators of the process that saved: it is meant for a run
+    of one process. In a run of several (DDP, chapter 09) where one rank saves, every rank
+    would get that rank's state; pass ``restore_rng=False`` there and seed each rank.
     """
     require_bool("restore_rng", restore_rng)
     require_bool("check_crc", check_crc)
     _check_objects(model, optimizer, scheduler, scaler)
     path = _as_path(path)
     _check_map_location(map_location)
+    target = unwrap_model(model)
+    _check_initialized(target, "load the checkpoint into it")
     payload = _read_payload(path, map_location, check_crc)
     _check_payload(path, payload)
-    target = unwrap_compiled(model)
     state = _check_model_state(path, payload["model"], target)
     if optimizer is not None:
         _check_optimizer_state(path, payload["optimizer"], optimizer)
@@ -594,7 +718,7 @@ def load_checkpoint(
             optimizer.load_state_dict(payload["optimizer"])
         if scheduler is not None:
             scheduler.load_state_dict(payload["scheduler"])
-        if scaler is not None:
+        if scaler is not None and scaler.is_enabled():
             scaler.load_state_dict(payload["scaler"])
         if restore_rng:
             _apply_rng_state(payload["rng"])

@@ -460,12 +460,27 @@ def print_environment() -> None:
         print(f"[python: unknown] torch's Requires-Python cannot be read here: {err}")
 
 
+def apple_chip() -> str | None:
+    """The Mac's chip (``"Apple M2 Pro"``) from ``sysctl``, or None where it cannot be read."""
+    try:
+        found = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"],
+                               capture_output=True, text=True, timeout=5, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return found.stdout.strip() or None
+
+
 def last_verified(device: torch.device | str) -> str:
-    """The line each chapter shows under its title: when and on what it was executed."""
+    """The line each chapter shows under its title: when and on what it was executed (the
+    GPU's name for CUDA and XPU, the Mac's chip for MPS, the thread count for the CPU)."""
     device = torch.device(device)
     where = str(device)
     if device.type == "cuda":
         where += f" ({torch.cuda.get_device_name(device)})"
+    elif device.type == "xpu":
+        where += f" ({torch.xpu.get_device_name(device)})"
+    elif device.type == "mps":
+        where += f" ({apple_chip() or 'Apple GPU'}, macOS {platform.mac_ver()[0] or '?'})"
     else:
         where += f" ({torch.get_num_threads()} threads)"
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -29,7 +29,8 @@ def save_config(config: Any, path: str | Path) -> Path:
     """Write a dataclass instance as pretty JSON; returns the path.
 
     A NaN or infinite float is refused (``ValueError`` naming the field): Python would write
-    ``NaN``, which is not JSON, and other tools could not read the config back.
+    ``NaN``, which is not JSON, and other tools could not read the config back. So is a dict
+    key that is not a string: JSON would write ``1`` as ``"1"``, which loads back as a string.
     """
     if not dataclasses.is_dataclass(config) or isinstance(config, type):
         raise TypeError(f"config must be a dataclass instance, got {type(config).__name__}")
@@ -42,7 +43,8 @@ def save_config(config: Any, path: str | Path) -> Path:
 
 
 def _check_finite(name: str, value: object) -> None:
-    """Refuse a NaN or infinite float anywhere in a config value (lists, dicts included)."""
+    """Refuse a NaN or infinite float anywhere in a config value (lists, dicts included), and
+    a dict key that is not a string (JSON writes it as one)."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"config field {name!r} is {value}: JSON has no NaN or infinity; "
                          "store a finite number (or None)")
@@ -51,12 +53,22 @@ def _check_finite(name: str, value: object) -> None:
             _check_finite(f"{name}[{i}]", item)
     elif isinstance(value, dict):
         for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"config field {name!r} has the key {key!r}: JSON writes every "
+                                 f"key as a string, so it would load back as {str(key)!r}; "
+                                 "use string keys")
             _check_finite(f"{name}[{key!r}]", item)
 
 
 def load_config(cls: type[T], path: str | Path) -> T:
     """Read JSON written by :func:`save_config` back into ``cls``, refusing unknown or
-    missing fields (a renamed hyper-parameter must not be dropped silently)."""
+    missing fields (a renamed hyper-parameter must not be dropped silently).
+
+    It gives back what was saved: a ``tuple[...]`` field, which JSON writes as a list, is a
+    tuple again (its length and items checked), and a field whose type is a dataclass is that
+    dataclass again, checked as the config itself is. Each value is checked against its field's
+    type (``ValueError`` naming the field, dotted inside a nested dataclass).
+    """
     if not dataclasses.is_dataclass(cls) or not isinstance(cls, type):
         raise TypeError(f"cls must be a dataclass type, got {cls!r}")
     path = require_path("path", path)
@@ -64,19 +76,42 @@ def load_config(cls: type[T], path: str | Path) -> T:
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object of config fields, got "
                          f"{type(data).__name__}")
-    names = {f.name for f in dataclasses.fields(cls)}
-    required = {f.name for f in dataclasses.fields(cls)
+    try:
+        return _build(cls, data, cls.__name__, "")
+    except _ConfigError as err:
+        raise ValueError(f"{path}: {err}") from None
+
+
+class _Mismatch(Exception):
+    """A JSON value that does not fit the type asked (reported for its whole field)."""
+
+
+class _ConfigError(Exception):
+    """A config object that does not fit its dataclass; the message, without the file."""
+
+
+def _build(cls: type[T], data: dict[str, Any], root: str, where: str) -> T:
+    """``cls(**data)`` with every field checked and converted by :func:`_convert`; ``where``
+    is the dotted name of ``data`` in the config (``""`` for the config itself)."""
+    fields = dataclasses.fields(cls)
+    names = {f.name for f in fields}
+    required = {f.name for f in fields
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
     unknown, missing = set(data) - names, required - set(data)
     if unknown or missing:
-        raise ValueError(f"{path}: does not match {cls.__name__}: unknown fields "
-                         f"{sorted(unknown)}, missing fields {sorted(missing)}")
-    hints = _field_types(cls)
+        what = f"field {where!r} " if where else ""
+        raise _ConfigError(f"{what}does not match {cls.__name__}: unknown fields "
+                           f"{sorted(unknown)}, missing fields {sorted(missing)}")
+    hints, values = _field_types(cls), {}
     for name, value in data.items():
-        if name in hints and not _matches(value, hints[name]):
-            raise ValueError(f"{path}: field {name!r} of {cls.__name__} is {value!r}, expected "
-                             f"{_type_name(hints[name])}")
-    return cls(**data)
+        dotted = f"{where}.{name}" if where else name
+        try:
+            values[name] = (_convert(value, hints[name], root, dotted) if name in hints
+                            else value)
+        except _Mismatch:
+            raise _ConfigError(f"field {dotted!r} of {root} is {value!r}, expected "
+                               f"{_type_name(hints[name])}") from None
+    return cls(**values)
 
 
 def _field_types(cls: type) -> dict[str, Any]:
@@ -87,28 +122,69 @@ def _field_types(cls: type) -> dict[str, Any]:
         return {f.name: f.type for f in dataclasses.fields(cls) if not isinstance(f.type, str)}
 
 
-def _matches(value: object, hint: Any) -> bool:
-    """Whether a JSON value fits a field type: bool, int (not bool), float (int accepted), str,
-    None, ``X | None``/``Optional[X]``, ``list[X]``. Other types are not checked."""
+def _convert(value: Any, hint: Any, root: str, where: str) -> Any:
+    """A JSON value as the field type ``hint`` has it, after checking that it fits (else
+    ``_Mismatch``): bool, int (not bool), float (int accepted), str, None, unions
+    (``X | None``, ``Optional[X]``), ``list[X]``, ``tuple[X, ...]`` and ``tuple[X, Y]`` (a
+    tuple again, of that length), ``dict[str, X]`` and dataclasses (built again, checked by
+    :func:`_build`). Other types are not checked."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any or isinstance(hint, (str, TypeVar)):
-        return True
+        return value
     if hint is type(None) or hint is None:
-        return value is None
+        if value is None:
+            return None
+        raise _Mismatch
     if origin in (typing.Union, types.UnionType):
-        return any(_matches(value, arg) for arg in args)
-    if origin in (list, tuple):
-        return isinstance(value, list) and (
-            not args or origin is tuple or all(_matches(v, args[0]) for v in value))
+        nested = None
+        for arg in args:
+            try:
+                return _convert(value, arg, root, where)
+            except _Mismatch:
+                continue
+            except _ConfigError as err:  # a nested config that fails: the closer report
+                nested = err
+        raise nested or _Mismatch()
+    if origin is list or hint is list:
+        if not isinstance(value, list):
+            raise _Mismatch
+        return [_convert(v, args[0], root, f"{where}[{i}]") for i, v in enumerate(value)] \
+            if args else value
+    if origin is tuple or hint is tuple:
+        if not isinstance(value, list):
+            raise _Mismatch
+        if hint in (tuple, typing.Tuple):  # noqa: UP006 - without item types: any items
+            return tuple(value)
+        if len(args) == 2 and args[1] is Ellipsis:
+            args = (args[0],) * len(value)
+        elif args == ((),):  # tuple[()] before Python 3.11
+            args = ()
+        if len(value) != len(args):
+            raise _Mismatch
+        return tuple(_convert(v, a, root, f"{where}[{i}]")
+                     for i, (v, a) in enumerate(zip(value, args, strict=True)))
+    if origin is dict or hint is dict:
+        if not isinstance(value, dict):
+            raise _Mismatch
+        return {k: _convert(v, args[1], root, f"{where}[{k!r}]") for k, v in value.items()} \
+            if args else value
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        if not isinstance(value, dict):
+            raise _Mismatch
+        return _build(hint, value, root, where)
     if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is str:
-        return isinstance(value, str)
-    return True
+        ok = isinstance(value, bool)
+    elif hint is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif hint is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif hint is str:
+        ok = isinstance(value, str)
+    else:
+        ok = True
+    if not ok:
+        raise _Mismatch
+    return value
 
 
 def _type_name(hint: Any) -> str:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import torch
 from torch import nn
 
+from .checkpoint import unwrap_model
 from .quiet import quiet_logger
 from .validate import require_instance, require_int, require_iterable, require_path
 
@@ -21,11 +23,14 @@ def export_onnx(
     """Export ``model`` (one tensor in, one out) to a single ONNX file with a dynamic batch.
 
     Uses the current exporter (``torch.onnx.export(..., dynamo=True)``) with the first
-    dimension of the input declared dynamic. The model is put in eval mode first (and left in
-    it: dropout off, BatchNorm on its running statistics), then run once eagerly on
-    ``example``, so that an example the model cannot take (wrong dtype, wrong shape) fails
-    here with PyTorch's message instead of producing a file that fails at inference. The
-    exporter's progress messages are kept off the page; its errors and warnings are not.
+    dimension of the input declared dynamic. A model wrapped by ``torch.compile``,
+    ``nn.DataParallel`` or ``DistributedDataParallel`` is exported as the module inside
+    (:func:`helpers.checkpoint.unwrap_model`): the same computation. The model is put in eval
+    mode first (and left in it: dropout off, BatchNorm on its running statistics), then run
+    once eagerly on ``example``, so that an example the model cannot take (wrong dtype, wrong
+    shape) fails here with PyTorch's message instead of producing a file that fails at
+    inference. The exporter's progress messages are kept off the page; its errors and warnings
+    are not.
 
     The batch is declared from 1; torch before 2.10 refuses that range for some models (the
     chapter's serving model among them), and then the export is retried with the batch
@@ -49,6 +54,7 @@ def export_onnx(
         raise ValueError(f"the example's batch ({example.shape[0]}) is larger than max_batch "
                          f"({max_batch})")
     model.eval()
+    model = unwrap_model(model)
     _run_eagerly(model, example)
     path.parent.mkdir(parents=True, exist_ok=True)
     min_batch = 1
@@ -163,11 +169,48 @@ def onnx_session(path: str | Path):
     return onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
 
 
+def _on_cuda(model: nn.Module, inputs: Sequence[torch.Tensor]) -> bool:
+    """Whether the model's parameters or buffers, or any input, are on a CUDA device."""
+    tensors = itertools.chain(model.parameters(), model.buffers(), inputs)
+    return any(t.device.type == "cuda" for t in tensors)
+
+
+FULL_FLOAT32_SETTINGS = ("cuda.matmul", "cudnn.conv", "cudnn.rnn")
+
+
+@contextlib.contextmanager
+def full_float32(active: bool = True) -> Iterator[None]:
+    """Inside: float32 matrix products, cuDNN convolutions and RNNs in full float32 (``"ieee"``),
+    not TF32, which cuDNN convolutions may use by default (chapter 06, C84); each setting is
+    put back afterwards. Set with the ``fp32_precision`` API alone (torch 2.9 on), since mixing
+    it with the older ``allow_tf32`` flags makes torch raise. ``active=False`` changes nothing."""
+    settings = []
+    if active:
+        for name in FULL_FLOAT32_SETTINGS:
+            owner = torch.backends
+            for part in name.split("."):
+                owner = getattr(owner, part, None)
+            if owner is not None and hasattr(owner, "fp32_precision"):
+                settings.append((owner, owner.fp32_precision))
+    try:
+        for owner, _ in settings:
+            owner.fp32_precision = "ieee"
+        yield
+    finally:
+        for owner, before in reversed(settings):
+            owner.fp32_precision = before
+
+
 def verify_onnx(
     path: str | Path, model: nn.Module, inputs: Sequence[torch.Tensor], atol: float = 1e-4
 ) -> list[dict[str, float]]:
     """Run each input through onnxruntime and the PyTorch model; one row per input with its
     batch size, the max abs error and whether it is within ``atol``.
+
+    The model runs in eval mode, and every module's mode is put back afterwards. A model on a
+    GPU computes its reference in full float32 (:func:`full_float32`): TF32, which cuDNN
+    convolutions may use by default, is about 1e-3 off float32, more than ``atol``'s default.
+    A model wrapped by ``torch.compile``, ``nn.DataParallel`` or DDP runs as the module inside.
 
     An input whose shape the ONNX file does not accept raises ``ValueError`` naming both shapes;
     so do outputs of different shapes (broadcasting them would report a meaningless error),
@@ -185,7 +228,20 @@ def verify_onnx(
         raise ValueError(f"atol must be a non-negative number, got {atol!r}")
     session = onnx_session(path)
     declared = session.get_inputs()[0]
+    model = unwrap_model(model)
+    modes = [(module, module.training) for module in model.modules()]
     model.eval()
+    try:
+        with full_float32(_on_cuda(model, inputs)):
+            return _compare(session, declared, model, inputs, atol)
+    finally:
+        for module, training in modes:
+            module.training = training
+
+
+def _compare(session, declared, model: nn.Module, inputs: list[torch.Tensor],
+             atol: float) -> list[dict[str, float]]:
+    """The rows of :func:`verify_onnx`, for a model already in eval mode."""
     rows = []
     for x in inputs:
         if len(declared.shape) != x.ndim or any(

@@ -109,7 +109,13 @@ def compare_gradients(fn: Fn, *inputs: torch.Tensor, h: float = 1e-6) -> list[Gr
     """Compare autograd with central differences (both in float64), input by input.
 
     The relative error divides by the larger magnitude of the two gradients (at least 1e-12),
-    so it is meaningful for gradients of any scale.
+    so gradients of different scales can be compared, but only above the central difference's
+    rounding level, about ``eps * |f(x)| / h`` (``eps`` = 2.2e-16 in float64, chapter 01):
+    each difference carries an error of that size whatever the gradient. Where the gradient
+    is near or below that level, at a minimum for instance, the numerical gradient is mostly
+    rounding and ``max_rel_error`` can be close to 1 for a correct backward (a least-squares
+    loss at its minimum gives about 1); compare ``max_abs_error`` with ``eps * |f(x)| / h``
+    there, as chapter 01 does.
     """
     numeric = numerical_grad(fn, *inputs, h=h)
     analytic = autograd_grad(fn, *inputs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from typing import TypeVar
 import torch
 
 from .quiet import quiet_logger
+from .validate import require_instance
 
 # torch.utils.benchmark imports cpp_extension, which logs "No CUDA runtime is found" on a
 # machine that has nvcc but no GPU; nothing here compiles, so that line would only clutter
@@ -19,15 +21,32 @@ with quiet_logger("torch.utils.cpp_extension", logging.ERROR):
     import torch.utils.benchmark as benchmark
 
 
+def _storage_of(t: torch.Tensor) -> object:
+    """The storage ``t`` lives in (one Python object per storage while the storage lives), or
+    ``t`` itself for a tensor without one (sparse, nested)."""
+    try:
+        return t.untyped_storage()
+    except (RuntimeError, NotImplementedError, TypeError):
+        return t
+
+
+def _nbytes(storage: object) -> int:
+    if isinstance(storage, torch.Tensor):  # no storage: count its elements
+        return storage.numel() * storage.element_size()
+    return storage.nbytes()
+
 
 @dataclass
 class MemoryReport:
     """Filled in by :func:`measure_memory` when its block ends.
 
-    ``saved_bytes``: bytes of the distinct tensors autograd saved for backward in the block
-    (activations; tensors passed in ``exclude``, typically the parameters, are not counted).
+    ``saved_bytes``: bytes of the distinct storages that the tensors autograd saved for
+    backward in the block live in (activations; tensors in ``exclude``, typically the
+    parameters, and every view of their storage are not counted). A storage is counted once,
+    whole, however many of its views are saved: that is the memory the saved tensors keep
+    alive (a saved slice keeps all of its storage). ``saved_tensors``: how many such storages.
     ``peak_bytes``: on CUDA, the peak allocated memory during the block above what was
-    allocated when it started (``torch.cuda.max_memory_allocated``); ``None`` on CPU.
+    allocated when it started (``torch.cuda.max_memory_allocated``); ``None`` off CUDA.
     """
 
     saved_bytes: int = 0
@@ -43,16 +62,32 @@ class MemoryReport:
 def measure_memory(
     device: torch.device | str = "cpu", exclude: Iterable[torch.Tensor] = ()
 ) -> Iterator[MemoryReport]:
-    """Measure the activation memory autograd keeps (any device) and the CUDA peak (GPU)."""
+    """Measure the activation memory autograd keeps (any device) and the CUDA peak (GPU).
+
+    Saved tensors are told apart by their storage, not by their address: two views of one
+    storage are one storage, and a storage freed inside the block (after a ``backward``)
+    whose address a later one reuses is another storage (a weak reference tells them apart,
+    and keeps nothing alive). Chapter 06.
+    """
     device = torch.device(device)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("measure_memory(device='cuda') needs a usable CUDA device")
-    excluded = {t.data_ptr() for t in exclude}
-    seen: dict[tuple[int, int, int], int] = {}
+    excluded = [_storage_of(require_instance("each tensor in exclude", t, torch.Tensor))
+                for t in exclude]
+    excluded_ids = {id(s) for s in excluded}  # alive: the caller holds the tensors
+    seen: dict[int, weakref.ref] = {}  # id of a storage -> a weak reference to it
+    counted = [0, 0]  # bytes, storages
 
     def pack(t: torch.Tensor) -> torch.Tensor:
-        if t.data_ptr() not in excluded:
-            seen[(t.data_ptr(), t.numel(), t.element_size())] = t.numel() * t.element_size()
+        storage = _storage_of(t)
+        key = id(storage)
+        if key in excluded_ids:
+            return t
+        known = seen.get(key)
+        if known is None or known() is not storage:  # new, or a dead one's id reused
+            seen[key] = weakref.ref(storage)
+            counted[0] += _nbytes(storage)
+            counted[1] += 1
         return t
 
     report = MemoryReport()
@@ -63,7 +98,7 @@ def measure_memory(
         start = torch.cuda.memory_allocated(device)
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         yield report
-    report.saved_bytes, report.saved_tensors = sum(seen.values()), len(seen)
+    report.saved_bytes, report.saved_tensors = counted
     if device.type == "cuda":
         torch.cuda.synchronize(device)
         report.peak_bytes = torch.cuda.max_memory_allocated(device) - start

@@ -11,6 +11,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from .checkpoint import unwrap_model
+
 _MAX_SEED = 2**32 - 1  # NumPy's legacy global generator accepts seeds in [0, 2**32)
 
 
@@ -48,12 +50,17 @@ def set_seed(seed: int, deterministic: bool = False) -> int:
 
 
 def fingerprint(model: nn.Module) -> str:
-    """A short hash of every parameter's and buffer's name, dtype, shape and raw bytes, in
-    ``state_dict`` order (chapter 04). Bit-identical models have equal fingerprints; a model
-    that differs in one bit, a dtype or a shape gets another one (barring a collision of the
-    64-bit hash). Any dtype is hashed by its bytes, bfloat16 included (NumPy has none)."""
+    """A short hash of every parameter's and persistent buffer's name, dtype, shape and raw
+    bytes, in ``state_dict`` order (chapter 04); a buffer registered with
+    ``persistent=False`` is not in the ``state_dict`` and not hashed. Bit-identical models
+    have equal fingerprints; a model that differs in one bit, a dtype or a shape gets another
+    one (barring a collision of the 64-bit hash). Any dtype is hashed by its bytes, bfloat16
+    included (NumPy has none). A model wrapped by ``torch.compile``, ``DataParallel`` or
+    ``DistributedDataParallel`` is hashed as the module inside, so that wrapping does not
+    change its fingerprint (their ``state_dict`` keys carry ``_orig_mod.`` or ``module.``)."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"fingerprint needs an nn.Module, got {type(model).__name__}")
+    model = unwrap_model(model)
     digest = hashlib.sha256()
     for name, tensor in model.state_dict().items():
         if not isinstance(tensor, torch.Tensor):

@@ -7,6 +7,7 @@ The step order is the one chapter 03 writes out and motivates:
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
@@ -20,7 +21,7 @@ from .validate import (
     require_callable,
     require_instance,
     require_int,
-    require_iterable,
+    require_loader,
 )
 
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -57,8 +58,10 @@ class History:
 def accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
     """Fraction of rows whose largest logit is at the target class.
 
-    Logits holding a NaN or an infinity raise ``ValueError``: ``argmax`` of a row of NaNs is
-    0, so a diverged model would score the share of class 0 (all of it, on a batch of 0s).
+    A row holding a NaN or +inf, or whose every logit is -inf, raises ``ValueError``:
+    ``argmax`` of a row of NaNs is 0, so a diverged model would score the share of class 0
+    (all of it, on a batch of 0s). A -inf beside finite logits is class masking
+    (``logits.masked_fill(mask, -inf)``) and is accepted.
     """
     share, bad = _accuracy_on_device(logits, targets)
     if bad.item():
@@ -69,7 +72,7 @@ def accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
 def _accuracy_on_device(logits: torch.Tensor,
                         targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`accuracy` without reading the device: (the share of correct rows, the number of
-    rows with a NaN or an infinity), both 0-dim tensors where ``logits`` is."""
+    rows with a NaN or +inf or with every logit -inf), both 0-dim tensors where ``logits`` is."""
     require_instance("logits", logits, torch.Tensor)
     require_instance("targets", targets, torch.Tensor)
     if logits.ndim != 2 or targets.shape != logits.shape[:1]:
@@ -78,15 +81,17 @@ def _accuracy_on_device(logits: torch.Tensor,
             f"and {tuple(targets.shape)}"
         )
     if logits.is_floating_point():
-        bad = (~torch.isfinite(logits)).any(dim=1).sum()
+        bad = ((torch.isnan(logits) | torch.isposinf(logits)).any(dim=1)
+               | torch.isneginf(logits).all(dim=1)).sum()
     else:
         bad = logits.new_zeros((), dtype=torch.long)
     return (logits.argmax(dim=1) == targets).float().mean(), bad
 
 
 def _raise_nonfinite_logits(bad: int, rows: int) -> None:
-    raise ValueError(f"logits are not finite (NaN or inf) in {bad} of {rows} rows: "
-                     "the model has diverged; accuracy of such logits means nothing")
+    raise ValueError(f"logits are not finite (a NaN or +inf, or -inf in every class) in {bad} "
+                     f"of {rows} rows: the model has diverged; accuracy of such logits means "
+                     "nothing")
 
 
 def _model_device(model: nn.Module) -> torch.device:
@@ -137,11 +142,43 @@ def _len_or_none(loader: Iterable) -> int | None:
         return None
 
 
+def _copies_without_blocking(device: torch.device) -> bool:
+    """Whether a batch is copied to ``device`` with ``non_blocking=True``: only to a CUDA
+    device, where a copy from pinned memory (``DataLoader(..., pin_memory=True)``) lets the
+    host go on while it runs (chapter 02). Not to the CPU, whose result could be read before
+    the copy has finished; not to MPS, where the loader does not pin and PyTorch issues
+    #139550 and #189690 report wrong values from non-blocking copies of ordinary (pageable)
+    tensors; not to other devices, whose copies this book has not checked."""
+    return device.type == "cuda"
+
+
 def _to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
-    """Copy a batch to the model's device without making the host wait for the device's queue:
-    ``non_blocking=True`` (overlapping only when the loader pins its memory, chapter 02). Not
-    for a copy to the CPU, whose result could be read before the copy has finished."""
-    return tensor.to(device, non_blocking=device.type != "cpu")
+    """Copy a batch to the model's device, without blocking where
+    ``_copies_without_blocking`` says so."""
+    return tensor.to(device, non_blocking=_copies_without_blocking(device))
+
+
+_WIDE = (torch.float32, torch.float64)
+
+
+def _norm_terms(grads: list[torch.Tensor]) -> list[torch.Tensor]:
+    """What ``get_total_norm`` is given for ``grads``: a float32 or float64 gradient as it is
+    (so the total is bit for bit ``clip_grad_norm_``'s), any other floating one (float16,
+    bfloat16) as its own norm computed in float32 (``vector_norm(g, dtype=torch.float32)``).
+    In float16 a norm above 65504 is inf: clipping by it would zero every gradient, and
+    ``error_if_nonfinite`` would call finite gradients non-finite (chapter 03)."""
+    return [g if g.dtype in _WIDE or not g.is_floating_point()
+            else torch.linalg.vector_norm(g, dtype=torch.float32) for g in grads]
+
+
+def _check_loss(loss: object) -> torch.Tensor:
+    """The loss as ``train_one_epoch`` and ``evaluate`` need it: a 0-dim tensor."""
+    require_instance("the value of loss_fn", loss, torch.Tensor)
+    if loss.ndim != 0:
+        raise ValueError(
+            f"loss_fn must return the batch's mean loss as a 0-dim tensor, got shape "
+            f"{tuple(loss.shape)}; a loss built with reduction='none' needs .mean()")
+    return loss
 
 
 def _raise_nonfinite(loss: torch.Tensor, epoch: int, step: int) -> None:
@@ -190,10 +227,22 @@ def train_one_epoch(
     schedule: ``OneCycleLR`` with ``total_steps`` in batches, or ``StepLR``'s ``step_size``
     counted in batches, not epochs (``ReduceLROnPlateau`` raises ``ValueError``: it needs a
     metric per epoch). The learning rate recorded for a step (``StepInfo.lr``,
-    ``history.step_lr``) is the one that step's update used. ``max_grad_norm`` clips the
-    total gradient norm; the norm before clipping is recorded either way (without clipping it
-    is measured by ``torch.nn.utils.get_total_norm``, which leaves the gradients as they are).
-    ``on_step`` is called after each step with a :class:`StepInfo`.
+    ``history.step_lr``) is the one that step's update used, read from the optimizer's first
+    parameter group (group 0) only; a rate held in a tensor (``lr=torch.tensor(...)``, which
+    schedulers change in place) is recorded as its value at that step. ``max_grad_norm``
+    clips the total gradient norm; the norm before clipping is recorded either way. It is
+    measured by ``torch.nn.utils.get_total_norm``, which leaves the gradients as they are,
+    over ``_norm_terms`` (float16 and bfloat16 gradients count by their float32 norms), and
+    clipping is then ``clip_grads_with_norm_`` with that norm: for float32 gradients the two
+    are ``clip_grad_norm_``, bit for bit. ``on_step`` is called after each step with a
+    :class:`StepInfo`.
+
+    ``loss_fn`` must return the batch's *mean* loss as a 0-dim tensor (``ValueError``
+    otherwise, e.g. for ``reduction='none'``): the epoch's loss weights it by the batch size.
+    A ``reduction='sum'`` loss cannot be told from its value; it would make every reported
+    loss batch-size times too large (and the gradients with it). ``loader`` is a
+    ``DataLoader`` or any iterable of (inputs, targets) batches; a ``Dataset`` itself raises
+    ``TypeError`` (it would train on one unbatched sample per step).
 
     The losses and norms stay on the model's device and are read to the host in one transfer
     every ``READ_EVERY`` steps and at the end of the epoch, so that on a GPU the CPU does not
@@ -207,16 +256,16 @@ def train_one_epoch(
     instead, before its backward pass. ``stop_on_nonfinite_grad=True`` raises
     ``FloatingPointError`` when the total gradient norm is NaN or infinite, before
     ``optimizer.step()``, so the weights stay those of the previous step: it passes
-    ``error_if_nonfinite=True`` to ``clip_grad_norm_`` (or to ``get_total_norm`` without
-    clipping), which reads the norm every step, and catches a finite loss with non-finite
-    gradients that ``stop_on_nonfinite`` cannot see (chapter 05, C80). An optimizer that holds
-    none of the model's parameters raises ``ValueError``.
+    ``error_if_nonfinite=True`` to ``get_total_norm``, which reads the norm every step, and
+    catches a finite loss with non-finite gradients that ``stop_on_nonfinite`` cannot see
+    (chapter 05, C80). An optimizer that holds none of the model's parameters raises
+    ``ValueError``.
     """
     require_bool("progress", progress)
     require_bool("stop_on_nonfinite", stop_on_nonfinite)
     require_bool("stop_on_nonfinite_grad", stop_on_nonfinite_grad)
     clip_at = _check_clip(max_grad_norm)
-    require_iterable("loader", loader)
+    require_loader("loader", loader)
     require_callable("loss_fn", loss_fn)
     _check_scheduler(scheduler)
     if on_step is not None:
@@ -230,7 +279,7 @@ def train_one_epoch(
     model.train()
     step = len(history.step_loss) if history is not None else 0
     # (global step, loss, grad norm, lr, batch size) of the steps not yet read to the host
-    pending: list[tuple[int, torch.Tensor, torch.Tensor, float, int]] = []
+    pending: list[tuple[int, torch.Tensor, torch.Tensor, float | torch.Tensor, int]] = []
     total_loss, n_seen, warned = 0.0, 0, False
     last_read: tuple[float, float] = (math.nan, math.nan)
 
@@ -256,7 +305,7 @@ def train_one_epoch(
             if history is not None:
                 history.step_loss.append(loss_value)
                 history.step_grad_norm.append(norm_value)
-                history.step_lr.append(lr)
+                history.step_lr.append(float(lr))
         last_read = (values[-1][0], values[-1][1])
         pending.clear()
 
@@ -265,20 +314,16 @@ def train_one_epoch(
     for inputs, targets in batches:
         inputs, targets = _to_device(inputs, device), _to_device(targets, device)
         optimizer.zero_grad(set_to_none=True)
-        loss = loss_fn(model(inputs), targets)
+        loss = _check_loss(loss_fn(model(inputs), targets))
         if stop_on_nonfinite and not bool(torch.isfinite(loss.detach()).all()):  # a host read
             read_pending()
             _raise_nonfinite(loss, epoch, step)
         loss.backward()
-        try:
-            if clip_at is None:  # measure only: clip_grad_norm_(inf) would still rescale them
-                grads = [p.grad for p in params if p.grad is not None]
-                grad_norm = (nn.utils.get_total_norm(
-                    grads, error_if_nonfinite=stop_on_nonfinite_grad) if grads
-                    else loss.new_zeros(()))
-            else:
-                grad_norm = nn.utils.clip_grad_norm_(params, clip_at,
-                                                     error_if_nonfinite=stop_on_nonfinite_grad)
+        grads = [p.grad for p in params if p.grad is not None]
+        try:  # measured apart from clipping: clip_grad_norm_(inf) would still rescale them
+            grad_norm = (nn.utils.get_total_norm(
+                _norm_terms(grads), error_if_nonfinite=stop_on_nonfinite_grad) if grads
+                else loss.new_zeros(()))
         except RuntimeError as err:
             if not (stop_on_nonfinite_grad and "non-finite" in str(err)):
                 raise
@@ -287,7 +332,11 @@ def train_one_epoch(
                 f"non-finite total gradient norm at epoch {epoch}, step {step} (global, from 0); "
                 "stopped before optimizer.step(), so the weights are those of the previous "
                 "step (chapter 05)") from err
+        if clip_at is not None:  # with the norm above: clip_grad_norm_, bit for bit in float32
+            nn.utils.clip_grads_with_norm_(params, clip_at, grad_norm)
         lr = optimizer.param_groups[0]["lr"]  # this step's rate, before the scheduler moves it
+        if isinstance(lr, torch.Tensor):  # a scheduler changes it in place: keep this value
+            lr = lr.detach().clone()
         optimizer.step()
         if scheduler is not None:
             scheduler.step()
@@ -295,7 +344,7 @@ def train_one_epoch(
         if on_step is not None or len(pending) == READ_EVERY:
             read_pending()
         if on_step is not None:
-            on_step(StepInfo(epoch, step, *last_read, lr))
+            on_step(StepInfo(epoch, step, *last_read, float(lr)))
         step += 1
     read_pending()
     if n_seen == 0:
@@ -315,9 +364,14 @@ def evaluate(
     read with the rest, and raises ``ValueError`` then); a ``metric`` that returns a 0-dim
     tensor stays on the device, one that returns a Python number has read it itself. The sums
     are the same, term for term, as reading every batch: the result does not change.
+
+    As for :func:`train_one_epoch`, ``loss_fn`` must return the batch's mean loss as a 0-dim
+    tensor (a ``reduction='sum'`` loss cannot be detected and would be batch-size times too
+    large), ``metric`` a Python number or a 0-dim tensor (``TypeError`` or ``ValueError``
+    otherwise), and a ``Dataset`` in place of a loader raises ``TypeError``.
     """
     device = _model_device(model)
-    require_iterable("loader", loader)
+    require_loader("loader", loader)
     require_callable("loss_fn", loss_fn)
     require_callable("metric", metric)
     was_training = model.training
@@ -353,12 +407,11 @@ def evaluate(
             for inputs, targets in _batches(loader):
                 inputs, targets = _to_device(inputs, device), _to_device(targets, device)
                 outputs = model(inputs)
-                loss = loss_fn(outputs, targets)
-                require_instance("the value of loss_fn", loss, torch.Tensor)
+                loss = _check_loss(loss_fn(outputs, targets))
                 if metric is accuracy:
                     value, bad = _accuracy_on_device(outputs, targets)
                 else:
-                    value, bad = metric(outputs, targets), None
+                    value, bad = _check_metric(metric(outputs, targets)), None
                 pending.append((loss, value, bad, len(inputs)))
                 if len(pending) == READ_EVERY:
                     read_pending()
@@ -368,6 +421,19 @@ def evaluate(
     if n_seen == 0:
         raise ValueError("the loader yielded no batches")
     return {"loss": total_loss / n_seen, "metric": total_metric / n_seen}
+
+
+def _check_metric(value: object) -> torch.Tensor | float:
+    """A metric's value for one batch: a real Python number or a 0-dim tensor."""
+    if isinstance(value, torch.Tensor):
+        if value.ndim != 0:
+            raise ValueError(f"metric must return one number per batch (a float or a 0-dim "
+                             f"tensor), got a tensor of shape {tuple(value.shape)}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"metric must return a float or a 0-dim tensor, got "
+                        f"{type(value).__name__}")
+    return float(value)
 
 
 def fit(
@@ -393,9 +459,10 @@ def fit(
     loss, naming its epoch and step; the default trains on, as chapter 05 shows (its divergence
     plot needs the steps after the NaN), and :class:`helpers.NaNGuard` is the hook for that.
     ``stop_on_nonfinite_grad=True`` stops with ``FloatingPointError`` before ``optimizer.step()``
-    when the total gradient norm is not finite (``clip_grad_norm_(..., error_if_nonfinite=True)``
-    when ``max_grad_norm`` is given): see :func:`train_one_epoch`. The scheduler is stepped
-    after every batch, as there; ``ReduceLROnPlateau`` raises ``ValueError``.
+    when the total gradient norm is not finite (``get_total_norm(..., error_if_nonfinite=True)``):
+    see :func:`train_one_epoch`, also for what ``loss_fn`` must return and which learning rate
+    is recorded. The scheduler is stepped after every batch, as there; ``ReduceLROnPlateau``
+    raises ``ValueError``. A ``Dataset`` in place of a loader raises ``TypeError``.
     """
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"epochs must be a positive int, got {epochs!r}")
@@ -405,9 +472,9 @@ def fit(
     _check_clip(max_grad_norm)
     _model_device(model)
     _check_optimizer(model, optimizer)
-    require_iterable("train_loader", train_loader)
+    require_loader("train_loader", train_loader)
     if val_loader is not None:
-        require_iterable("val_loader", val_loader)
+        require_loader("val_loader", val_loader)
     require_callable("loss_fn", loss_fn)
     require_callable("metric", metric)
     _check_scheduler(scheduler)

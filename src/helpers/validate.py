@@ -64,6 +64,20 @@ def require_iterable(name: str, value: object) -> Iterable:
     return value
 
 
+def require_loader(name: str, value: object) -> Iterable:
+    """``value`` if it can serve as a loader of batches (:func:`require_iterable`) and is not a
+    ``Dataset``: iterating a dataset yields one sample at a time, unbatched, so a training
+    loop given one would take a step per sample without any error. ``TypeError`` naming
+    ``name`` otherwise (chapters 02 and 03)."""
+    from torch.utils.data import Dataset  # here: most helpers need no torch.utils.data
+
+    if isinstance(value, Dataset):
+        raise TypeError(f"{name} is a {type(value).__name__}, a Dataset: iterating it gives one "
+                        "unbatched sample at a time; wrap it in "
+                        "DataLoader(dataset, batch_size=...)")
+    return require_iterable(name, value)
+
+
 def require_path(name: str, value: object) -> Path:
     """``value`` as a :class:`~pathlib.Path` if it is a ``str`` or path-like; a ``TypeError``
     naming ``name`` otherwise."""

@@ -60,6 +60,11 @@ class WhatTheWorkerSees(Dataset):
 
     def __getitem__(self, index: int) -> dict:
         info = get_worker_info()
+        if info is None:
+            raise RuntimeError(
+                "WhatTheWorkerSees reports what a DataLoader worker sees, and this item was "
+                "loaded in the main process (num_workers=0, or indexed directly): load it "
+                "with DataLoader(WhatTheWorkerSees(), batch_size=None, num_workers=2)")
         return {"worker": info.id, "info_seed": info.seed, "torch_seed": torch.initial_seed(),
                 "random": random.random(), "numpy": np.random.random_sample()}
 
