@@ -431,18 +431,26 @@ def test_without_clipping_the_gradients_are_left_as_they_are():
     assert finite_elsewhere == [True] and history.step_grad_norm == [math.inf]
 
 
-def test_the_recorded_lr_is_the_one_each_step_used():
-    """step_lr[k] and StepInfo.lr are the rate of step k's update, read before scheduler.step()
-    moves it (not the next step's)."""
-    model = make_model()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+LINEAR_LR_STEPS = [0.05, 0.0625, 0.075, 0.0875, 0.1]  # LinearLR(0.5, 4 steps) from 0.1
+
+
+def fit_with_linear_lr(model: nn.Module, optimizer: torch.optim.Optimizer):
+    """One epoch of five steps under LinearLR(start_factor=0.5, total_iters=4): the history
+    and every StepInfo."""
     scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=0.5, total_iters=4)
     seen = []
     history = fit(model, DataLoader(make_data(80), batch_size=16), None,
                   nn.functional.cross_entropy, optimizer, epochs=1, scheduler=scheduler,
                   on_step=seen.append, progress=False)
-    expected = [0.05, 0.0625, 0.075, 0.0875, 0.1]
-    assert history.step_lr == pytest.approx(expected, rel=1e-12)
+    return history, seen
+
+
+def test_the_recorded_lr_is_the_one_each_step_used():
+    """step_lr[k] and StepInfo.lr are the rate of step k's update, read before scheduler.step()
+    moves it (not the next step's)."""
+    model = make_model()
+    history, seen = fit_with_linear_lr(model, torch.optim.SGD(model.parameters(), lr=0.1))
+    assert history.step_lr == pytest.approx(LINEAR_LR_STEPS, rel=1e-12)
     assert [info.lr for info in seen] == history.step_lr
     model = make_model()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -577,13 +585,8 @@ def test_a_learning_rate_held_in_a_tensor_is_recorded_step_by_step():
     optimizer = torch.optim.SGD([{"params": model[0].parameters()},
                                  {"params": model[-1].parameters(), "lr": 1.0}],
                                 lr=torch.tensor(0.1))
-    scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=0.5, total_iters=4)
-    seen = []
-    history = fit(model, DataLoader(make_data(80), batch_size=16), None,
-                  nn.functional.cross_entropy, optimizer, epochs=1, scheduler=scheduler,
-                  on_step=seen.append, progress=False)
-    expected = [0.05, 0.0625, 0.075, 0.0875, 0.1]
-    assert history.step_lr == pytest.approx(expected, rel=1e-6)
+    history, seen = fit_with_linear_lr(model, optimizer)
+    assert history.step_lr == pytest.approx(LINEAR_LR_STEPS, rel=1e-6)
     assert all(isinstance(lr, float) for lr in history.step_lr)
     assert [info.lr for info in seen] == history.step_lr
 
