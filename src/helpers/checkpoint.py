@@ -505,7 +505,7 @@ def _check_model_state(path: Path, saved: dict[str, Any], target: nn.Module) -> 
     # Checked before loading, not left to load_state_dict(strict=True): PyTorch copies every
     # tensor that fits before it raises, so a failed load would leave the model half-changed.
     expected = target.state_dict()
-    state, removed = _without_wrapper_prefixes(strip_compile_prefix(saved), expected)
+    state, removed = _without_wrapper_prefixes(saved, expected)
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
     shapes = sorted(k for k in set(state) & set(expected)
