@@ -24,7 +24,7 @@ TEST_ASSETS := _vendor-test/ASSETS.json
 # Every path below is quoted: a checkout may live under "我的 书/pt book".
 
 .PHONY: help install assets sync book test lint unit nbmake appendix build-book html-test \
-	lab pdf student student-check class-check grade grade-class bench stress stress-seeds clean \
+	lab record-run pdf student student-check class-check grade grade-class bench stress stress-seeds clean \
 	test-oldest test-newest colab-check mutate
 
 help:
@@ -34,6 +34,7 @@ help:
 	@echo "            EDITION=student); no command overwrites them"
 	@echo "make pdf    the book as PDFs in _build/pdf/ (both languages; after make book)"
 	@echo "make sync   regenerate notebooks/ from book/ (and book/zh/'s code, notebooks/zh/)"
+	@echo "make record-run  the glued numbers of make nbmake's run into the notebooks (then sync)"
 	@echo "make bench  time each notebook on this machine (CELLS=N: also its N slowest cells)"
 	@echo "make stress run the chapters with timing claims 5 times, then 2 under load"
 	@echo "make stress-seeds  every chapter with all its seeds shifted, SEEDS=1,2,3,4,5"
@@ -79,7 +80,8 @@ sync: $(STAMP)
 # build re-reads only pages whose source or cache record changed (book/_ext/cache_records.py).
 # New records come from make nbmake, whose executed copies ($(EXECUTED)/) are an input; not the
 # cache's database, which every build that reads from it writes to.
-BOOK_TOOLS := tools/chapter_format.py tools/generated.py
+BOOK_TOOLS := tools/chapter_format.py tools/generated.py tools/jupyter_markdown.py \
+  tools/book_run.py notebooks/book-run.json
 # (not the appendix pages: the appendix stage writes them, after sync)
 SYNC_IN := $(filter-out %/appendix_claims.md %/appendix_glossary.md,\
   $(wildcard book/*.md book/zh/*.md notebooks/*.ipynb notebooks/zh/*.ipynb)) \
@@ -178,6 +180,12 @@ nbmake: $(STAMP)
 	  --nbmake-timeout=300 -n $(NB_WORKERS) --durations=0 \
 	  --junitxml=_build/nbmake-junit.xml "$(EXECUTED)"
 	"$(BIN)/python" -m tools.cache_executed "$(EXECUTED)"
+
+# The glued numbers of the executed run (make nbmake's $(EXECUTED)/) become the numbers the
+# notebooks show, marked as the book's run (notebooks/book-run.json, committed; then make sync)
+record-run: $(STAMP)
+	"$(BIN)/python" -m tools.book_run "$(EXECUTED)"
+	"$(BIN)/python" -m tools.sync_notebooks
 
 # The claims ledger (both editions) and the Chinese edition's glossary, generated pages
 appendix: $(STAMP)

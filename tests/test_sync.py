@@ -70,7 +70,24 @@ def test_install_line_comes_from_config(tmp_path):
     config = tmp_path / "_config.yml"
     config.write_text("repository:\n  url: https://github.com/me/fork/\n  branch: dev\n")
     assert sync.install_line(config) == (
-        '%pip install -q "pytorch-book-helpers @ git+https://github.com/me/fork.git@dev"')
+        '%pip install -q "pytorch-book-helpers @ git+https://github.com/me/fork.git@dev"'
+        + sync.KEEP_TORCH)
     config.write_text("repository:\n  url: git@github.com:me/fork\n")
     with pytest.raises(ValueError, match="https URL"):
         sync.install_line(config)
+
+
+def test_the_install_line_pins_the_torch_that_is_there():
+    """IPython expands the line's {...} with the kernel's names (Colab runs it so): each pin
+    names the version installed, so pip cannot move torch or torchvision; a broken expression
+    is left unexpanded, which pip refuses as a requirement (it would not install silently)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    installed = {"torch": "2.9.0+cu126", "torchvision": "0.24.0+cu126"}
+    shell.user_ns["version"] = installed.__getitem__
+    line = sync.install_line()
+    expanded = shell.var_expand(line)
+    assert expanded.endswith(' "torch==2.9.0+cu126" "torchvision==0.24.0+cu126"'), expanded
+    assert shell.var_expand(line.replace("version(", "versio(")) == line.replace(
+        "version(", "versio(")

@@ -184,7 +184,8 @@ def test_notebooks_zh_missing_stale_outputs_orphan(sandbox):
 def test_the_notebook_has_the_colab_install_line_and_no_translation_record(sandbox):
     _, notebooks = sandbox
     nb = json.loads((notebooks / "zh" / "00_demo.ipynb").read_text(encoding="utf-8"))
-    assert sync_notebooks.install_line() in "".join(nb["cells"][1]["source"])
+    setup = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    assert sync_notebooks.install_line() in "".join(setup["source"])
     assert "translation" not in nb["metadata"]
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
 

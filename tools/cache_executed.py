@@ -24,6 +24,7 @@ from jupyter_cache import get_cache
 from myst_nb.core.read import read_myst_markdown_notebook
 
 from tools.chapter_format import ROOT, chapters
+from tools.jupyter_markdown import unfold
 
 CACHE = ROOT / "_build" / ".jupyter_cache"  # _config.yml's execute.cache, from the root
 CELL_TIMES = ROOT / "_build" / "nbmake-cell-times.json"
@@ -71,6 +72,7 @@ def cache_executed(executed: Path, cache_dir: Path = CACHE,
         times[chapter.stem] = cell_time_record(notebook)
         for cell in notebook.cells:
             cell.metadata.pop("execution", None)
+            unfold(cell)  # the folded solutions of notebooks/: the build hashes the source's
         nbformat.write(notebook, path)
         record = cache.cache_notebook_file(str(path), check_validity=False, overwrite=True)
         as_built = read_myst_markdown_notebook(chapter.read_text(encoding="utf-8"))

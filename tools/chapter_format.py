@@ -13,6 +13,8 @@ from pathlib import Path
 import jupytext
 
 from helpers.exercises import LABEL_PATTERN
+from tools.book_run import BookRun
+from tools.jupyter_markdown import Page, exercise_text, to_jupyter
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -119,26 +121,27 @@ def stub(label: str) -> str:
     )
 
 
-# How the student edition names an exercise (its directive is gone), per edition
-EXERCISE_WORD = {"en": "Exercise", "zh": "练习"}
-
-
 def student_text(chapter_text: str, language: str = "en") -> str:
     """The MyST source of a chapter with its solutions replaced by stubs."""
     labels = exercise_labels(chapter_text)
     text, count = SOLUTION_RE.subn(lambda m: stub(m["label"]), chapter_text)
     if count != len(labels):
         raise ValueError(f"{len(labels)} exercises but {count} solution blocks")
-    word = EXERCISE_WORD[language]
-    return EXERCISE_RE.sub(lambda m: f"**{word} {m['label']}.** {m['body'].strip()}\n", text)
+    return EXERCISE_RE.sub(lambda m: exercise_text(m["label"], m["body"], language), text)
 
 
-def ipynb_from_myst(text: str) -> str:
-    """The .ipynb text jupytext makes from MyST notebook text: no outputs, no execution counts.
+def ipynb_from_myst(text: str, language: str = "en", stem: str | None = None,
+                    book_run: BookRun | None = None) -> str:
+    """The .ipynb a learner opens, made from MyST notebook text: jupytext's notebook with its
+    markdown in Jupyter's own (tools/jupyter_markdown.py; ``stem``, the page's name, points its
+    links at the site; ``book_run`` gives the glued numbers, by default the recorded run), no
+    outputs, no execution counts.
 
     Cell ids are numbered (nbformat would draw random ones), so the output is reproducible.
     """
     nb = jupytext.reads(text, fmt="md:myst")
+    page = Page(language, stem, BookRun.read() if book_run is None else book_run)
+    to_jupyter(nb, page)
     for index, cell in enumerate(nb.cells):
         cell.id = f"cell-{index:03d}"
         if cell.cell_type == "code":

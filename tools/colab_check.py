@@ -20,10 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -35,6 +37,9 @@ ROOT = Path(__file__).resolve().parent.parent
 COLAB_PREINSTALLED = ("torch", "torchvision", "numpy", "matplotlib", "scikit-learn", "pandas",
                       "tqdm", "tensorboard", "psutil", "ipywidgets", "ipykernel", "pillow")
 DEFAULT_TORCH = ("torch==2.14.1", "torchvision==0.29.1")  # as requirements.txt pins them
+KEPT = ("torch", "torchvision")  # what the install line may not move
+COLAB_IF = 'if "google.colab" in sys.modules:'
+REPO_REQUIREMENT_RE = re.compile(r"pytorch-book-helpers @ git\+[^\"]*")
 
 
 def pip(python: Path, *args: str) -> None:
@@ -69,10 +74,62 @@ def prepare_venv(venv: Path, torch: tuple[str, ...], wheel: Path) -> Path:
         others = [p for p in COLAB_PREINSTALLED if p not in ("torch", "torchvision")]
         pip(python, "-c", str(pins), *others)
         stamp.write_text(json.dumps(wanted))
-    # the helpers and their declared dependencies, as the Colab install line gets them
-    pip(python, "-c", str(venv / "torch-pins.txt"), "--force-reinstall", "--no-deps", str(wheel))
-    pip(python, "-c", str(venv / "torch-pins.txt"), str(wheel))
+    # no helpers yet: the chapters' own install line puts them in (check_install_line)
+    subprocess.run([str(python), "-m", "pip", "uninstall", "-q", "-y", "pytorch-book-helpers"],
+                   check=True)
     return python
+
+
+def install_block(notebook: Path) -> str:
+    """The Colab-only block of a chapter's setup cell (``if "google.colab" in sys.modules:``),
+    its body dedented: what runs on Colab before the chapter imports anything."""
+    setup = next(c for c in json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+                 if c["cell_type"] == "code")
+    lines = "".join(setup["source"]).splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(COLAB_IF)), None)
+    if start is None:
+        raise ValueError(f"{notebook.name}: the setup cell has no `{COLAB_IF}` block")
+    body = []
+    for line in lines[start + 1:]:
+        if line and not line.startswith(" "):
+            break
+        body.append(line)
+    return textwrap.dedent("\n".join(body)).strip() + "\n"
+
+
+def versions(python: Path, names: tuple[str, ...] = KEPT + ("pytorch-book-helpers",)) -> dict:
+    """name -> installed version (None when not installed) in the venv of ``python``."""
+    code = ("import json, sys\nfrom importlib.metadata import version, PackageNotFoundError\n"
+            "def v(n):\n    try:\n        return version(n)\n    except PackageNotFoundError:\n"
+            "        return None\nprint(json.dumps({n: v(n) for n in sys.argv[1:]}))")
+    out = subprocess.run([str(python), "-c", code, *names], capture_output=True, text=True,
+                         check=True).stdout
+    return json.loads(out)
+
+
+def check_install_line(python: Path, block: str, wheel: Path) -> list[str]:
+    """Run a chapter's Colab block as Colab does (IPython, so ``%pip`` and its ``{...}``
+    expansion are real), the repository URL pointed at the local wheel; what went wrong:
+    torch or torchvision moved, or the helpers were not installed."""
+    local = REPO_REQUIREMENT_RE.sub(f"pytorch-book-helpers @ {wheel.resolve().as_uri()}", block)
+    if local == block:
+        raise ValueError("the Colab block installs no `pytorch-book-helpers @ git+...`")
+    before = versions(python)
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "colab_block.ipy"
+        script.write_text(local, encoding="utf-8")
+        result = subprocess.run([str(python), "-m", "IPython", "--quick", "--no-banner",
+                                 str(script)], capture_output=True, text=True)
+    after = versions(python)
+    return moved(before, after) + ([] if after.get("pytorch-book-helpers") else [
+        "the install line did not install the helpers:\n" + (result.stdout + result.stderr)
+        .strip()[-1500:]])
+
+
+def moved(before: dict, after: dict) -> list[str]:
+    """The kept packages (Colab's torch and torchvision) whose version changed."""
+    return [f"{name} moved from {before.get(name)} to {after.get(name)}" for name in KEPT
+            if before.get(name) != after.get(name)]
 
 
 def kernel_spec(python: Path, into: Path) -> str:
@@ -118,7 +175,24 @@ def main() -> int:
     args = parser.parse_args()
     notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
     with tempfile.TemporaryDirectory() as tmp:
-        python = prepare_venv(args.venv, tuple(args.torch), build_wheel(Path(tmp)))
+        wheel = build_wheel(Path(tmp))
+        python = prepare_venv(args.venv, tuple(args.torch), wheel)
+        blocks = {install_block(notebook): notebook.stem for notebook in notebooks}
+        kept = versions(python)
+        print(f"Colab-like venv: torch {kept['torch']}, torchvision {kept['torchvision']}, "
+              "no helpers; running the chapters' install line")
+        for block, first in blocks.items():  # the same line in every chapter: run it once
+            problems = check_install_line(python, block, wheel)
+            now = versions(python)
+            print(f"  install line of {first} (and {len(notebooks) - 1} more alike)"
+                  if len(blocks) == 1 else f"  install line of {first}",
+                  f"-> torch {now['torch']}, torchvision {now['torchvision']}, helpers "
+                  f"{now['pytorch-book-helpers']}")
+            if problems:
+                print("    FAILED: " + "\n    ".join(problems))
+                return 1
+        print(f"  torch and torchvision unchanged by the install line: "
+              f"{moved(kept, versions(python)) == []}")
     version = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
                              capture_output=True, text=True, check=True).stdout.strip()
     isolation = "network cut" if network_isolation() else "network NOT cut (needs root)"

@@ -57,8 +57,9 @@ def book_versions(lang: str = "en", edition: str = "book",
         text = page.read_text(encoding="utf-8")
         if edition == "student":
             text = student_text(text, language=ZH if lang == ZH else "en")
-        made[page.with_suffix(".ipynb").name] = (zh_edition.notebook_text(text) if lang == ZH
-                                                 else ipynb_from_myst(text))
+        made[page.with_suffix(".ipynb").name] = (
+            zh_edition.notebook_text(text, page.stem) if lang == ZH
+            else ipynb_from_myst(text, stem=page.stem))
     return made
 
 
@@ -126,6 +127,21 @@ def report(refresh: Refresh, folder: Path) -> list[str]:
         lines.append(f"note: {bad} is not a readable notebook (left as it is; JupyterLab "
                      "will not open it)")
     return lines
+
+
+def edition_lines(lang: str, edition: str) -> list[str]:
+    """What the first screen says about the edition open, and how to open the others."""
+    names = {("book", "en"): "the book edition in English (solutions folded under each "
+                             "exercise)",
+             ("student", "en"): "the student edition in English (exercises without solutions; "
+                                "make grade grades them)",
+             ("book", ZH): "the book edition in Chinese, 中文版 (solutions folded)",
+             ("student", ZH): "the student edition in Chinese, 中文版 (no solutions)"}
+    others = [f"{names[(e, lang_)].split(' (')[0]}: make lab"
+              + (f" BOOK_LANG={lang_}" if lang_ == ZH else "")
+              + (f" EDITION={e}" if e == "student" else "")
+              for e, lang_ in names if (e, lang_) != (edition, lang)]
+    return [f"  open:  {names[(edition, lang)]}"] + [f"  other: {o}" for o in others]
 
 
 def free_port(start: int = FIRST_PORT, host: str = "127.0.0.1", tries: int = 100) -> int:
@@ -238,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     shown = folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder
     print(f"\nJupyterLab serves {folder} (your copies: no make target overwrites them)\n"
+          + "\n".join(edition_lines(args.lang, args.edition)) + "\n"
           f"  open   {lab.url}\n"
           f"  grade  make grade NB={shown}/01_autograd.ipynb\n"
           f"  log    {folder / LOG}\n"

@@ -53,11 +53,12 @@ def write_student_edition(out_dir: Path, book_dir: Path | None = None,
     generated = Generated("make student", manifest=root / ".generated.json", root=root,
                           replace=replace)
     pages = [(chapter, out_dir / chapter.with_suffix(".ipynb").name,
-              ipynb_from_myst(student_text(chapter.read_text(encoding="utf-8"))))
+              ipynb_from_myst(student_text(chapter.read_text(encoding="utf-8")),
+                              stem=chapter.stem))
              for chapter in chapters(book_dir)]
     pages += [(chapter, out_dir / ZH / chapter.with_suffix(".ipynb").name,
                zh_edition.notebook_text(student_text(chapter.read_text(encoding="utf-8"),
-                                                     language=ZH)))
+                                                     language=ZH), chapter.stem))
               for chapter in chapters(book_dir / ZH)]
     try:
         for _, target, text in pages:

@@ -24,7 +24,11 @@ from tools.generated import Generated
 
 BOOK = chapter_format.BOOK
 NOTEBOOKS = chapter_format.NOTEBOOKS
-INSTALL_RE = re.compile(r'%pip install -q "pytorch-book-helpers @ git\+[^"]*"')
+INSTALL_RE = re.compile(r'%pip install -q "pytorch-book-helpers @ git\+[^"]*"[^\n]*')
+# Colab's own torch and torchvision, pinned to the versions installed there (IPython expands
+# {...} in a magic; `version` is importlib.metadata's, imported on the line before): pip then
+# installs the helpers and their dependencies around them, or fails, but never moves them.
+KEEP_TORCH = ' "torch=={version(\'torch\')}" "torchvision=={version(\'torchvision\')}"'
 
 
 def install_line(config_path: Path = ROOT / "_config.yml") -> str:
@@ -34,7 +38,7 @@ def install_line(config_path: Path = ROOT / "_config.yml") -> str:
     url, branch = repo.get("url", "").rstrip("/"), repo.get("branch", "main")
     if not url.startswith("https://"):
         raise ValueError(f"_config.yml repository.url must be an https URL, got {url!r}")
-    return f'%pip install -q "pytorch-book-helpers @ git+{url}.git@{branch}"'
+    return f'%pip install -q "pytorch-book-helpers @ git+{url}.git@{branch}"{KEEP_TORCH}'
 
 
 def chapters() -> list[Path]:
@@ -53,7 +57,7 @@ def with_current_install_line(text: str, line: str) -> str:
 
 def notebook_text(chapter: Path) -> str:
     """The .ipynb text of a chapter, as ``make sync`` writes it to notebooks/."""
-    return ipynb_from_myst(chapter.read_text(encoding="utf-8"))
+    return ipynb_from_myst(chapter.read_text(encoding="utf-8"), stem=chapter.stem)
 
 
 def problems() -> list[str]:

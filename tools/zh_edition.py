@@ -123,11 +123,12 @@ def compose(en_text: str, body: str, record: dict) -> str:
     return f"---\n{header}---\n{body}" if header else body
 
 
-def notebook_text(zh_text: str) -> str:
-    """The ``notebooks/zh/`` notebook of a Chinese chapter: no outputs, and no translation
-    record (so that ``stamp`` leaves the notebook as it is)."""
+def notebook_text(zh_text: str, stem: str | None = None) -> str:
+    """The ``notebooks/zh/`` notebook of a Chinese chapter (``stem``: its name, for links to
+    the site): no outputs, and no translation record (so that ``stamp`` leaves the notebook as
+    it is)."""
     _, rest, body = split_front_matter(zh_text)
-    return ipynb_from_myst(f"---\n{rest}---\n{body}" if rest else body)
+    return ipynb_from_myst(f"---\n{rest}---\n{body}" if rest else body, language=ZH, stem=stem)
 
 
 def _sha(text: str, length: int) -> str:
@@ -304,7 +305,7 @@ def sync_problems(book: Path = BOOK, notebooks: Path = NOTEBOOKS) -> list[str]:
         target = notebook_for(page, notebooks)
         if not target.exists():
             found.append(f"{ZH}/{target.name}: missing")
-        elif target.read_text(encoding="utf-8") != notebook_text(zh_text):
+        elif target.read_text(encoding="utf-8") != notebook_text(zh_text, page.stem):
             found.append(f"{ZH}/{target.name}: stale or has outputs (differs from {name})")
     expected = {notebook_for(p, notebooks).name for p in pages(book) if is_chapter(p)}
     found += [f"{ZH}/{p.name}: no chapter in {ZH}/" for p in (notebooks / ZH).glob("*.ipynb")
@@ -449,7 +450,7 @@ def sync(book: Path = BOOK, notebooks: Path = NOTEBOOKS,
             new = text
         if is_chapter(page):
             target = notebook_for(page, notebooks)
-            if generated.write(target, notebook_text(new)) == "wrote":
+            if generated.write(target, notebook_text(new, page.stem)) == "wrote":
                 print(f"wrote {_rel(target, notebooks)}")
     expected = {notebook_for(p, notebooks).name for p in pages(book) if is_chapter(p)}
     for orphan in (notebooks / ZH).glob("*.ipynb"):
