@@ -57,3 +57,26 @@ def test_the_network_is_cut(tmp_path):
               "    raise SystemExit(f'offline: {e}')\n")
     ok, _, tail = run_alone(notebook(tmp_path, source), PYTHON, timeout=120)
     assert not ok and "offline" in tail, tail
+
+
+def test_the_colab_block_is_found_and_every_chapter_has_the_same():
+    """make colab-check runs each chapter's own Colab block; the chapters share one."""
+    from tools.colab_check import REPO_REQUIREMENT_RE, install_block
+
+    chapters = sorted((Path(__file__).parents[1] / "notebooks").glob("*.ipynb"))
+    blocks = {install_block(path) for path in chapters}
+    assert len(blocks) == 1
+    (block,) = blocks
+    assert block.startswith("from importlib.metadata import version")
+    assert REPO_REQUIREMENT_RE.search(block) and "torch=={version('torch')}" in block
+
+
+def test_a_moved_torch_is_reported():
+    from tools.colab_check import moved
+
+    before = {"torch": "2.9.0+cu126", "torchvision": "0.24.0+cu126"}
+    assert moved(before, dict(before)) == []
+    assert moved(before, {**before, "torch": "2.14.1"}) == [
+        "torch moved from 2.9.0+cu126 to 2.14.1"]
+    assert moved(before, {**before, "torchvision": None}) == [
+        "torchvision moved from 0.24.0+cu126 to None"]

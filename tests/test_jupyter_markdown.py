@@ -171,6 +171,7 @@ Write `f`.
 Think of $x$.
 
 ```{code-cell} ipython3
+# @title Solution to ex03-1
 def f():
     return 1
 ```
@@ -199,6 +200,12 @@ def test_an_exercise_its_folded_solution_and_its_open_check():
     assert "jupyter" not in cells[2]["metadata"]  # the setup cell is no solution
     zh = sources(convert(EXERCISE, language=ZH))
     assert zh[3].endswith("**练习 ex03-1.** Write `f`.") and "参考答案" in zh[4]
+
+
+def test_a_solution_cell_without_its_title_is_refused():
+    """JupyterLab shows a folded cell's first line: without the title, the answer's."""
+    with pytest.raises(MystLeft, match="must start with '# @title Solution to ex03-1'"):
+        convert(EXERCISE.replace("# @title Solution to ex03-1\n", ""))
 
 
 def test_a_solution_without_its_end_is_refused():

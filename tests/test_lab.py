@@ -114,3 +114,18 @@ def test_a_second_lab_on_the_same_workspace_says_where_the_first_runs(tmp_path):
         with pytest.raises(lab.WorkspaceError, match=f"already running .*127.0.0.1:{port}"):
             lab.start(tmp_path)
     assert lab.already_running(tmp_path) is None  # nothing listens now: a stale record
+
+
+@pytest.mark.parametrize("lang,edition", [("en", "book"), ("en", "student"), ("zh", "book"),
+                                          ("zh", "student")])
+def test_the_first_screen_names_the_edition_open_and_how_to_get_the_others(lang, edition):
+    lines = lab.edition_lines(lang, edition)
+    assert lines[0].startswith("  open:") and len(lines) == 4
+    assert ("student edition" in lines[0]) == (edition == "student")
+    assert ("Chinese" in lines[0]) == (lang == "zh")
+    commands = [line.split(": ", 2)[-1] for line in lines[1:]]
+    wanted = {"make lab", "make lab EDITION=student", "make lab BOOK_LANG=zh",
+              "make lab BOOK_LANG=zh EDITION=student"}
+    this = ("make lab" + (" BOOK_LANG=zh" if lang == "zh" else "")
+            + (" EDITION=student" if edition == "student" else ""))
+    assert set(commands) == wanted - {this}

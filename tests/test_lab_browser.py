@@ -1,7 +1,10 @@
 """The learner's path in a real browser: ``make lab``'s JupyterLab (tools/lab.py, the same
-code, on a free port and a workspace of its own), chapter 00 opened, every cell run, a claim
-seen "held" on the page, the notebook saved; then what ``make book`` and ``make student``
-write is written, and ``make lab`` fills its workspace again: the saved work is still there.
+code, on a free port and a workspace of its own), chapter 03 opened (it has exercises and
+glued numbers), every cell run, a claim seen "held" on the page; the page read as a learner
+reads it: no MyST left in the rendered markdown, the book's numbers shown, each solution
+collapsed until clicked (screenshots in ``_build/screenshots/``); the notebook saved; then
+what ``make book`` and ``make student`` write is written, and ``make lab`` fills its workspace
+again: the saved work is still there.
 
 Run by ``make html-test``; skipped with the reason where Chromium or JupyterLab is absent.
 """
@@ -17,13 +20,15 @@ from pathlib import Path
 import pytest
 
 from tools import lab
+from tools.jupyter_markdown import MARK
 
 pytest.importorskip("jupyterlab", reason="JupyterLab is not installed (pip install -r "
                     "requirements.txt)")
 from playwright.sync_api import sync_playwright  # noqa: E402
 from test_site_offline import CHROMIUM, CHROMIUM_ARGS  # noqa: E402 (skips without Chromium)
 
-CHAPTER = "00_setup.ipynb"
+CHAPTER = "03_training.ipynb"
+SCREENSHOTS = lab.ROOT / "_build" / "screenshots"
 
 
 def executed(path: Path) -> tuple[int, int, bool]:
@@ -34,7 +39,46 @@ def executed(path: Path) -> tuple[int, int, bool]:
     return len(code), sum(c["execution_count"] is not None for c in code), " held" in text
 
 
-def test_a_learner_runs_and_saves_chapter_00_and_no_command_loses_it(tmp_path):
+def show(page, text: str, where: str = "start") -> None:
+    """Scroll the rendered markdown cell holding ``text`` to the top (``where``: or the
+    "center"), and let it paint."""
+    cell = page.locator(".jp-MarkdownCell", has_text=text).first
+    cell.click()  # the active cell: JupyterLab scrolls back to the active cell otherwise
+    cell.evaluate(f"cell => cell.scrollIntoView({{block: '{where}'}})")
+    page.wait_for_timeout(800)
+
+
+def read_as_a_learner(page, notebook: Path) -> None:
+    """The rendered notebook: markdown without MyST, the book's numbers (†) present, every
+    solution's code collapsed, and open after a click."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    markdown = sum(c["cell_type"] == "markdown" for c in cells)
+    folded = sum(c["metadata"].get("jupyter", {}).get("source_hidden", False) for c in cells)
+    marks = sum("".join(c["source"]).count(MARK) for c in cells if c["cell_type"] == "markdown")
+    assert folded >= 3 and marks > 0, "the chapter shows exercises and glued numbers"
+    page.wait_for_function(
+        f"() => document.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown').length"
+        f" >= {markdown}", timeout=60_000)
+    text = page.evaluate("""() => [...document.querySelectorAll(
+        '.jp-MarkdownCell .jp-RenderedMarkdown')].map(e => e.textContent).join('\\n')""")
+    assert "{glue" not in text and ":::" not in text and ":class:" not in text
+    assert text.count(MARK) == marks, "every glued number shows as a number"
+    collapsed = page.locator(".jp-CodeCell .jp-InputPlaceholder")
+    assert collapsed.count() == folded, "each solution's code is collapsed until clicked"
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    show(page, "Solution to ex03-1", "center")
+    page.screenshot(path=str(SCREENSHOTS / "lab-03-solution-folded.png"))
+    collapsed.first.click()  # the placeholder opens the cell's code
+    page.wait_for_function("() => document.querySelectorAll("
+                           "'.jp-CodeCell .jp-InputPlaceholder').length"
+                           f" === {folded - 1}", timeout=10_000)
+    show(page, "Solution to ex03-1", "center")
+    page.screenshot(path=str(SCREENSHOTS / "lab-03-solution-opened.png"))
+    show(page, "This notebook")
+    page.screenshot(path=str(SCREENSHOTS / "lab-03-top.png"))
+
+
+def test_a_learner_runs_and_saves_chapter_03_and_no_command_loses_it(tmp_path):
     folder = tmp_path / "workspace"
     lab.fill_workspace(folder, lab.book_versions())
     notebook = folder / CHAPTER
@@ -63,11 +107,16 @@ def test_a_learner_runs_and_saves_chapter_00_and_no_command_loses_it(tmp_path):
             page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
             page.wait_for_selector(".jp-OutputArea-output:has-text(' held')", timeout=180_000)
             # every code cell numbered: the kernel is also idle for a moment between two cells
-            # of "Run All", so the status alone does not say that the last cell has run
+            # of "Run All", so the status alone does not say that the last cell has run (a
+            # folded solution shows no prompt; the saved notebook says that it ran too)
             page.wait_for_function(
-                """() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]
-                         .every(p => /\\[\\d+\\]/.test(p.textContent))""", timeout=180_000)
+                """() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')]
+                         .filter(c => !c.querySelector('.jp-InputPlaceholder'))
+                         .every(c => /\\[\\d+\\]/.test(
+                             c.querySelector('.jp-InputPrompt')?.textContent || ''))""",
+                timeout=180_000)
             page.wait_for_selector("text=/ipykernel\\) \\| Idle/", timeout=180_000)
+            read_as_a_learner(page, notebook)
             before = notebook.stat().st_mtime_ns
             page.keyboard.press("Control+s")
             deadline = time.monotonic() + 30
@@ -77,7 +126,7 @@ def test_a_learner_runs_and_saves_chapter_00_and_no_command_loses_it(tmp_path):
             browser.close()
     finally:
         lab.stop(running, folder)
-    print(f"JupyterLab: chapter 00 opened, run and saved in {time.perf_counter() - start:.0f} s")
+    print(f"JupyterLab: chapter 03 opened, run, read and saved in {time.perf_counter() - start:.0f} s")
     assert outside == [], f"JupyterLab asked the network for {outside}"
     cells, ran, held = executed(notebook)
     assert ran == cells and held, f"{ran} of {cells} cells saved as executed; held: {held}"

@@ -177,7 +177,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         wheel = build_wheel(Path(tmp))
         python = prepare_venv(args.venv, tuple(args.torch), wheel)
-        blocks = {install_block(notebook): notebook.stem for notebook in notebooks}
+        blocks: dict[str, str] = {}  # block -> the first chapter that has it
+        for notebook in notebooks:
+            blocks.setdefault(install_block(notebook), notebook.stem)
         kept = versions(python)
         print(f"Colab-like venv: torch {kept['torch']}, torchvision {kept['torchvision']}, "
               "no helpers; running the chapters' install line")

@@ -10,8 +10,9 @@ MyST is left in its markdown cells (book/README.md, "Two renderings"):
   the top: the learner's own run prints its own numbers in the cells;
 - an exercise becomes a bold "Exercise exNN-k." paragraph; a solution keeps its cells but is
   folded: its code cells are collapsed (``jupyter.source_hidden`` for JupyterLab, Notebook 7
-  and VS Code; ``cellView: form`` for Colab) and its prose sits in a ``<details>`` block, under
-  a line that says it is the solution; Run All still runs it;
+  and VS Code; ``cellView: form`` for Colab, whose form view shows the cell's first line,
+  ``# @title Solution to exNN-k``, as its title) and its prose sits in a ``<details>``
+  block, under a line that says it is the solution; Run All still runs it;
 - an admonition becomes a ``<details>`` block (``:class: dropdown``) or a block quote;
 - a link to a chapter or a section (``06_memory.md#anchor``, ``#anchor``) becomes a link to that
   page and section of the published site, whose address is written once, in ``_config.yml``
@@ -37,6 +38,9 @@ from tools.book_run import BookRun
 
 ROOT = Path(__file__).resolve().parents[1]
 MARK = "†"  # after a number from the book's run
+# The first line of each code cell of a solution: a folded cell shows its first line in
+# JupyterLab (so not the answer's), and Colab's form view shows it as the cell's title.
+SOLUTION_TITLE = "# @title Solution to {label}"
 
 # A MyST block construct left in Jupyter markdown (a role is found as _inline reads it)
 RAW_BLOCK_RE = re.compile(r"^(:{3,}|`{3,})\{|^:[\w-]+:( |$)|^%( |$)|^\(\S+\)=\s*$", re.M)
@@ -220,6 +224,11 @@ def to_jupyter(nb, page: Page) -> None:
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             if solution is not None and cell.cell_type == "code":
+                title = SOLUTION_TITLE.format(label=solution)
+                if not cell.source.startswith(title + "\n"):
+                    raise MystLeft(f"a code cell of the solution to {solution} must start with "
+                                   f"{title!r}: a folded cell shows its first line in "
+                                   "JupyterLab, and Colab shows it as the cell's title")
                 fold(cell)
             cells.append(cell)
             continue
