@@ -13,7 +13,8 @@ def exercise(number: int, solution: str, check: str, chapter: str = "99") -> str
     label = f"ex{chapter}-{number}"
     return (f":::{{exercise}}\n:label: {label}\nDo exercise {number}.\n:::\n\n"
             f":::{{solution-start}} {label}\n:class: dropdown\n:::\n\n"
-            f"```{{code-cell}} ipython3\n{solution}\n```\n\n:::{{solution-end}}\n:::\n\n"
+            f"```{{code-cell}} ipython3\n# @title Solution to {label}\n{solution}\n```\n\n"
+            ":::{solution-end}\n:::\n\n"
             f'```{{code-cell}} ipython3\nwith check_exercise("{label}"):\n{check}\n```\n\n')
 
 

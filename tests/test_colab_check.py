@@ -69,6 +69,7 @@ def test_the_colab_block_is_found_and_every_chapter_has_the_same():
     (block,) = blocks
     assert block.startswith("from importlib.metadata import version")
     assert REPO_REQUIREMENT_RE.search(block) and "torch=={version('torch')}" in block
+    assert "%pip install -q {keep} " in block
 
 
 def test_a_moved_torch_is_reported():

@@ -210,7 +210,7 @@ def test_a_solution_cell_without_its_title_is_refused():
 
 def test_a_solution_without_its_end_is_refused():
     with pytest.raises(MystLeft, match="no solution-end"):
-        convert(EXERCISE.replace(":::{solution-end}\n:::\n", ""))
+        convert(EXERCISE.split(":::{solution-end}")[0])
 
 
 def test_the_notebook_still_runs_its_solution(tmp_path):

@@ -126,7 +126,8 @@ def test_a_learner_runs_and_saves_chapter_03_and_no_command_loses_it(tmp_path):
             browser.close()
     finally:
         lab.stop(running, folder)
-    print(f"JupyterLab: chapter 03 opened, run, read and saved in {time.perf_counter() - start:.0f} s")
+    seconds = time.perf_counter() - start
+    print(f"JupyterLab: chapter 03 opened, run, read and saved in {seconds:.0f} s")
     assert outside == [], f"JupyterLab asked the network for {outside}"
     cells, ran, held = executed(notebook)
     assert ran == cells and held, f"{ran} of {cells} cells saved as executed; held: {held}"

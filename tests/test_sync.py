@@ -60,7 +60,7 @@ def test_wrong_install_line_is_found_and_fixed(sandbox):
     chapter = book / "00_demo.md"
     text = chapter.read_text()
     chapter.write_text(text.replace(sync.install_line(),
-                                    '%pip install -q "pytorch-book-helpers @ git+https://x/y"'))
+                                    '%pip install -q {keep} "pytorch-book-helpers @ git+https://x/y"'))
     assert "00_demo.md: Colab install line differs from _config.yml" in sync.problems()
     sync.sync()
     assert chapter.read_text() == text and sync.problems() == []
@@ -70,24 +70,29 @@ def test_install_line_comes_from_config(tmp_path):
     config = tmp_path / "_config.yml"
     config.write_text("repository:\n  url: https://github.com/me/fork/\n  branch: dev\n")
     assert sync.install_line(config) == (
-        '%pip install -q "pytorch-book-helpers @ git+https://github.com/me/fork.git@dev"'
-        + sync.KEEP_TORCH)
+        '%pip install -q {keep} "pytorch-book-helpers @ git+https://github.com/me/fork.git@dev"')
     config.write_text("repository:\n  url: git@github.com:me/fork\n")
     with pytest.raises(ValueError, match="https URL"):
         sync.install_line(config)
 
 
 def test_the_install_line_pins_the_torch_that_is_there():
-    """IPython expands the line's {...} with the kernel's names (Colab runs it so): each pin
-    names the version installed, so pip cannot move torch or torchvision; a broken expression
-    is left unexpanded, which pip refuses as a requirement (it would not install silently)."""
+    """The chapters' Colab block, run in IPython as Colab runs it, up to pip: `keep` names the
+    installed versions and the magic's {keep} expands to them, so pip cannot move torch or
+    torchvision. A misspelt name is left unexpanded, which pip refuses as a requirement."""
     from IPython.core.interactiveshell import InteractiveShell
 
+    from tools.colab_check import install_block
+
+    block = install_block(sync.NOTEBOOKS / "00_setup.ipynb")
+    setup, magic = block.rsplit("\n%pip ", 1)
+    magic = "%pip " + magic.strip()
+    assert magic == sync.install_line()
     shell = InteractiveShell.instance()
     installed = {"torch": "2.9.0+cu126", "torchvision": "0.24.0+cu126"}
-    shell.user_ns["version"] = installed.__getitem__
-    line = sync.install_line()
-    expanded = shell.var_expand(line)
-    assert expanded.endswith(' "torch==2.9.0+cu126" "torchvision==0.24.0+cu126"'), expanded
-    assert shell.var_expand(line.replace("version(", "versio(")) == line.replace(
-        "version(", "versio(")
+    namespace = {"version": installed.__getitem__}
+    exec(setup.replace("from importlib.metadata import version", ""), namespace)
+    shell.user_ns.update(namespace)
+    assert shell.var_expand(magic).startswith(
+        "%pip install -q torch==2.9.0+cu126 torchvision==0.24.0+cu126 "), shell.var_expand(magic)
+    assert "{kep}" in shell.var_expand(magic.replace("{keep}", "{kep}"))

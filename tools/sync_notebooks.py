@@ -24,11 +24,11 @@ from tools.generated import Generated
 
 BOOK = chapter_format.BOOK
 NOTEBOOKS = chapter_format.NOTEBOOKS
-INSTALL_RE = re.compile(r'%pip install -q "pytorch-book-helpers @ git\+[^"]*"[^\n]*')
-# Colab's own torch and torchvision, pinned to the versions installed there (IPython expands
-# {...} in a magic; `version` is importlib.metadata's, imported on the line before): pip then
-# installs the helpers and their dependencies around them, or fails, but never moves them.
-KEEP_TORCH = ' "torch=={version(\'torch\')}" "torchvision=={version(\'torchvision\')}"'
+INSTALL_RE = re.compile(r'%pip install -q \{keep\} "pytorch-book-helpers @ git\+[^"]*"')
+# {keep} is the chapter's `keep`, Colab's own torch and torchvision pinned to the versions
+# installed there ("torch==2.9.0+cu126 torchvision==..."; IPython expands {...} in a magic):
+# pip then installs the helpers and their dependencies around them, or fails, but never
+# moves them.
 
 
 def install_line(config_path: Path = ROOT / "_config.yml") -> str:
@@ -38,7 +38,7 @@ def install_line(config_path: Path = ROOT / "_config.yml") -> str:
     url, branch = repo.get("url", "").rstrip("/"), repo.get("branch", "main")
     if not url.startswith("https://"):
         raise ValueError(f"_config.yml repository.url must be an https URL, got {url!r}")
-    return f'%pip install -q "pytorch-book-helpers @ git+{url}.git@{branch}"{KEEP_TORCH}'
+    return f'%pip install -q {{keep}} "pytorch-book-helpers @ git+{url}.git@{branch}"'
 
 
 def chapters() -> list[Path]:
@@ -51,7 +51,8 @@ def notebook_for(chapter: Path) -> Path:
 
 def with_current_install_line(text: str, line: str) -> str:
     if not INSTALL_RE.search(text):
-        raise ValueError("no Colab install line (%pip install -q \"pytorch-book-helpers @ ...\")")
+        raise ValueError("no Colab install line (%pip install -q {keep} \"pytorch-book-helpers "
+                         "@ ...\")")
     return INSTALL_RE.sub(lambda _: line, text)
 
 
