@@ -190,7 +190,7 @@ def test_an_exercise_its_folded_solution_and_its_open_check():
     cells = convert(EXERCISE)
     text = sources(cells)
     assert text[3] == "## Exercises\n\n**Exercise ex03-1.** Write `f`."
-    assert text[4].startswith("**Solution to ex03-1** (folded below")
+    assert text[4].startswith("**Solution to ex03-1**: try the exercise first.")
     assert text[5].startswith("<details>\n<summary>") and "Think of $x$." in text[5]
     solution, check = cells[6], cells[7]
     assert solution["metadata"]["jupyter"] == {"source_hidden": True}

@@ -9,8 +9,8 @@ MyST is left in its markdown cells (book/README.md, "Two renderings"):
   (``notebooks/book-run.json``, written by ``make record-run``), marked † and explained once at
   the top: the learner's own run prints its own numbers in the cells;
 - an exercise becomes a bold "Exercise exNN-k." paragraph; a solution keeps its cells but is
-  folded: its code cells are collapsed (``jupyter.source_hidden`` for JupyterLab, Notebook 7
-  and VS Code; ``cellView: form`` for Colab, whose form view shows the cell's first line,
+  folded: its code cells are collapsed (``jupyter.source_hidden`` for JupyterLab and Notebook
+  7; VS Code ignores it; ``cellView: form`` for Colab, whose form view shows the cell's first line,
   ``# @title Solution to exNN-k``, as its title) and its prose sits in a ``<details>``
   block, under a line that says it is the solution; Run All still runs it;
 - an admonition becomes a ``<details>`` block (``:class: dropdown``) or a block quote;
@@ -60,8 +60,9 @@ LINK_RE = re.compile(r"\]\((?P<page>[\w-]+\.md)?(?:#(?P<anchor>[^)\s]+))?\)")
 WORDS = {
     "en": {
         "exercise": "Exercise",
-        "solution": ("**Solution to {label}** (folded below: try the exercise first, then "
-                     "click the collapsed cell to open it; Run All runs it either way)"),
+        "solution": ("**Solution to {label}**: try the exercise first. JupyterLab, Notebook 7 "
+                     "and Colab keep the solution's code folded until you click it; Run All "
+                     "runs it either way."),
         "reasoning": "The reasoning behind the solution to {label}",
         "note": "Note",
         "about": ("> **This notebook** is chapter {stem} of the executable PyTorch book; the "
@@ -72,14 +73,14 @@ WORDS = {
     },
     "zh": {
         "exercise": "练习",
-        "solution": ("**{label} 的参考答案**（已折叠在下方：先自己做练习，再点开折叠的单元格；"
-                     "Run All 照样会运行它）"),
+        "solution": ("**{label} 的参考答案**：先自己做练习。在 JupyterLab、Notebook 7 和 Colab "
+                     "中，参考答案的代码一直折叠着，点一下才会展开；Run All 照样会运行它。"),
         "reasoning": "{label} 参考答案的思路",
         "note": "注",
         "about": ("> **本 notebook** 是可执行 PyTorch 书的第 {stem} 章；网站上的版本带有全部输出和"
                   "图：<{page_url}>。"),
-        "numbers": ("正文中标有 {mark} 的数字来自本书经过测试的那次运行（{run}）；你运行单元格时，"
-                    "它们会打印你自己的结果，可能略有不同。"),
+        "numbers": ("正文中标有 {mark} 的数字来自本书经过测试的那次运行（{run}）；"
+                    "你运行这些单元格时，打印出的是你自己的结果，可能略有不同。"),
     },
 }
 
@@ -201,7 +202,7 @@ def _markdown_cell(nbformat, source: str, **metadata) -> object:
 
 
 def fold(cell) -> None:
-    """Collapse a code cell's source: JupyterLab / Notebook 7 / VS Code, and Colab."""
+    """Collapse a code cell's source: JupyterLab / Notebook 7, and Colab."""
     cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
     cell.metadata["cellView"] = "form"
 
