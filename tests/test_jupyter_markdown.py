@@ -25,18 +25,29 @@ RUN = BookRun("2026-12-06, cpu (2 threads), torch 2.14.1", {"loss": "0.123456", 
                                                            "name": "'cuda'"})
 
 
+def folded(cell: dict) -> bool:
+    return (cell["metadata"].get("jupyter", {}).get("source_hidden") is True
+            and cell["metadata"].get("cellView") == "form")
+
+
 def notebook_problems(text: str, solutions: list[str]) -> list[str]:
     """What a learner's notebook must not have: MyST in a markdown cell, a solution's code
-    cell (``solutions``: their sources) that is not folded for JupyterLab and for Colab."""
+    cell (``solutions``: their sources) or a cell the site folds (``hide-input``, but the
+    setup cell) that is not folded for JupyterLab and for Colab, or a setup cell folded."""
     found = []
-    for index, cell in enumerate(json.loads(text)["cells"]):
+    cells = json.loads(text)["cells"]
+    setup = next(i for i, c in enumerate(cells) if c["cell_type"] == "code")
+    for index, cell in enumerate(cells):
         source = "".join(cell["source"])
         if cell["cell_type"] == "markdown":
             found += [f"cell {index}: MyST {left!r}" for left in myst_left(source)]
-        elif source in solutions and not (
-                cell["metadata"].get("jupyter", {}).get("source_hidden") is True
-                and cell["metadata"].get("cellView") == "form"):
+        elif source in solutions and not folded(cell):
             found.append(f"cell {index}: solution not folded")
+        elif index != setup and "hide-input" in cell["metadata"].get("tags", []) \
+                and not folded(cell):
+            found.append(f"cell {index}: hide-input cell not folded")
+        elif index == setup and folded(cell):
+            found.append(f"cell {index}: the setup cell is folded")
     return found
 
 
@@ -58,8 +69,11 @@ def test_notebooks_make_sync_wrote_are_plain_jupyter(page):
     target = notebook_for(page, BOOK.parent / "notebooks" / (ZH if zh else ""))
     text = target.read_text(encoding="utf-8")
     assert notebook_problems(text, solutions_of(page)) == []
-    folded = text.count('"source_hidden": true')
-    assert folded == len(solutions_of(page)), "every solution code cell, and only those"
+    hidden = sum("hide-input" in c["metadata"].get("tags", []) and not
+                 c["source"][0].startswith("import ") for c in json.loads(text)["cells"]
+                 if c["cell_type"] == "code")
+    assert text.count('"source_hidden": true') == len(solutions_of(page)) + hidden, \
+        "every solution code cell and every hide-input cell but the setup cell, only those"
 
 
 def test_student_and_lab_notebooks_are_plain_jupyter(tmp_path):
@@ -67,7 +81,6 @@ def test_student_and_lab_notebooks_are_plain_jupyter(tmp_path):
     assert len(written) == len(PAGES)
     for path in written:
         assert notebook_problems(path.read_text(encoding="utf-8"), []) == [], path
-        assert '"source_hidden": true' not in path.read_text(encoding="utf-8")
     for lang in ("en", ZH):
         for edition in ("book", "student"):
             folder = lab.workspace_for(lang, edition, tmp_path / "workspace")
@@ -84,11 +97,24 @@ def test_a_planted_glue_role_and_an_unfolded_solution_are_found():
     solutions = solutions_of(page)
     markdown = next(c for c in nb["cells"] if c["cell_type"] == "markdown")
     markdown["source"] = ["the loss falls to {glue:text}`c13_last:.3f` here"]
-    folded = next(c for c in nb["cells"] if "".join(c["source"]) in solutions)
-    del folded["metadata"]["jupyter"]
+    solution = next(c for c in nb["cells"] if "".join(c["source"]) in solutions)
+    del solution["metadata"]["jupyter"]
     found = notebook_problems(json.dumps(nb), solutions)
     assert any("{glue:text}`c13_last:.3f`" in f for f in found), found
     assert any("solution not folded" in f for f in found), found
+    assert len(found) == 2, found
+
+
+def test_a_hide_input_cell_unfolded_or_a_folded_setup_cell_is_found():
+    nb = json.loads((BOOK.parent / "notebooks" / "05_debugging.ipynb").read_text())
+    figure = next(c for c in nb["cells"][3:] if "hide-input" in c["metadata"].get("tags", []))
+    setup = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    assert folded(figure) and not folded(setup)
+    figure["metadata"].pop("cellView")
+    setup["metadata"].update(cellView="form", jupyter={"source_hidden": True})
+    found = notebook_problems(json.dumps(nb), [])
+    assert len(found) == 2 and "setup cell is folded" in found[0] \
+        and "hide-input cell not folded" in found[1], found
 
 
 @pytest.mark.parametrize("planted", [

@@ -13,6 +13,9 @@ MyST is left in its markdown cells (book/README.md, "Two renderings"):
   7; VS Code ignores it; ``cellView: form`` for Colab, whose form view shows the cell's first line,
   ``# @title Solution to exNN-k``, as its title) and its prose sits in a ``<details>``
   block, under a line that says it is the solution; Run All still runs it;
+- a code cell the site shows folded (tag ``hide-input``: a figure's plotting code, a check's
+  harness) is folded the same way, its output shown; not the setup cell, which a notebook
+  shows (the learner sees what is installed and imported);
 - an admonition becomes a ``<details>`` block (``:class: dropdown``) or a block quote;
 - a link to a chapter or a section (``06_memory.md#anchor``, ``#anchor``) becomes a link to that
   page and section of the published site, whose address is written once, in ``_config.yml``
@@ -222,7 +225,10 @@ def to_jupyter(nb, page: Page) -> None:
     import nbformat
 
     cells, solution = [], None
+    first_code = next((c for c in nb.cells if c.cell_type == "code"), None)
     for cell in nb.cells:
+        if cell is not first_code and "hide-input" in cell.metadata.get("tags", []):
+            fold(cell)  # as the site shows it: the output, the code one click away
         if cell.cell_type != "markdown":
             if solution is not None and cell.cell_type == "code":
                 title = SOLUTION_TITLE.format(label=solution)
