@@ -250,7 +250,9 @@ def chapter_environment(tmp_path):
     code_version = chapter_code_version(helpers_tree(tmp_path, "helpers"))
     return chapter_function(CHAPTER, "environment", code_version=code_version,
                             inspect=__import__("inspect"), Callable=Callable, sys=sys, os=os,
-                            platform=__import__("platform"))
+                            platform=__import__("platform"),
+                            legacy_matmul_precision=chapter_function(
+                                CHAPTER, "legacy_matmul_precision"))
 
 
 def records(environment, device):
@@ -275,6 +277,30 @@ def test_c76_old_record_lacks_the_device_and_settings(tmp_path):
 
     with pytest.raises(AssertionError, match="record lacks"):
         verdict(*records(old_environment, cpu), cpu)
+
+
+@pytest.fixture
+def new_precision_api():
+    """TF32 asked for with the per-backend settings chapter 06 teaches, as a user's script
+    would before a run; put back afterwards."""
+    matmul = torch.backends.cuda.matmul
+    if not hasattr(matmul, "fp32_precision"):
+        pytest.skip("this torch has no fp32_precision settings (torch < 2.9)")
+    before = matmul.fp32_precision
+    matmul.fp32_precision = "tf32"
+    yield
+    matmul.fp32_precision = before
+
+
+def test_c76_record_is_made_after_the_new_precision_api_is_used(tmp_path, new_precision_api):
+    with pytest.raises(RuntimeError, match="mix of the legacy and new APIs"):
+        torch.get_float32_matmul_precision()  # what the record called before (issue 44, 5)
+    environment = chapter_environment(tmp_path)
+    record = environment(train_briefly, device=torch.device("cpu"))
+    assert record["cuda.matmul.fp32_precision"] == "tf32"
+    assert record["float32_matmul_precision"] is None  # the old getter refuses: not asked
+    verdict = chapter_function(CHAPTER, "verdict_c76")
+    verdict(*records(environment, torch.device("cpu")), torch.device("cpu"))
 
 
 def test_c76_record_that_assumes_the_settings(tmp_path):

@@ -192,28 +192,26 @@ def test_c99_unnamed_rank_or_unchecked_collectives_fails():
 
 UNUSED = ("Expected to have finished reduction in the prior iteration before starting a new "
           "one. ...\nParameter indices which did not receive grad for rank 0: 4 5\n")
-UNUSED_DETAIL = UNUSED.replace("Parameter indices", "Parameters which did not receive grad for "
+UNUSED_NAMED = UNUSED.replace("Parameter indices", "Parameters which did not receive grad for "
                                "rank 0: aux_head.bias, aux_head.weight\nParameter indices")
 
 
 def test_c66_unused_parameter_error_unnamed_or_unfixed_fails():
-    import re
-
-    verdict = chapter_function(CHAPTER, "verdict_c66")
-
-    def named(message: str) -> list[str]:
-        return re.findall(r"Parameters which did not receive grad for rank \d+: (.*)", message)
-
-    verdict(UNUSED, UNUSED_DETAIL, named(UNUSED_DETAIL), True)  # the claim's world
-    with pytest.raises(AssertionError):  # DETAIL that named nothing
-        verdict(UNUSED, UNUSED, named(UNUSED), True)
+    verdict = chapter_function(CHAPTER, "verdict_c66", re=__import__("re"))
+    real = {"OFF": UNUSED, "INFO": UNUSED_NAMED, "DETAIL": UNUSED_NAMED}
+    verdict(real, True)  # the claim's world
+    with pytest.raises(AssertionError):  # INFO named nothing: only DETAIL names (the old claim)
+        verdict({**real, "INFO": UNUSED}, True)
+    with pytest.raises(AssertionError):  # DETAIL named nothing
+        verdict({**real, "DETAIL": UNUSED}, True)
+    with pytest.raises(AssertionError):  # named already at OFF: the level does nothing
+        verdict({**real, "OFF": UNUSED_NAMED}, True)
     with pytest.raises(AssertionError):  # it named the wrong parameters
-        wrong = UNUSED_DETAIL.replace("aux_head.bias", "head.bias")
-        verdict(UNUSED, wrong, named(wrong), True)
+        verdict({**real, "INFO": UNUSED_NAMED.replace("aux_head.bias", "head.bias")}, True)
     with pytest.raises(AssertionError):  # no error at all: DDP found the unused one itself
-        verdict("", "", [], True)
+        verdict({level: "" for level in real}, True)
     with pytest.raises(AssertionError):  # find_unused_parameters=True did not fix it
-        verdict(UNUSED, UNUSED_DETAIL, named(UNUSED_DETAIL), False)
+        verdict(real, False)
 
 
 TIMED_OUT = ("RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] "
