@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers import set_seed
+from helpers import needs_cublas_workspace_config, set_seed
 
 
 def draw():
@@ -47,9 +47,6 @@ def test_deterministic_mode_on_and_off():
         set_seed(0, deterministic=True)
         assert torch.are_deterministic_algorithms_enabled()
         assert torch.backends.cudnn.deterministic and not torch.backends.cudnn.benchmark
-        import os
-
-        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] in (":4096:8", ":16:8")
     finally:
         set_seed(0)
     assert not torch.are_deterministic_algorithms_enabled()
@@ -166,3 +163,29 @@ def test_fingerprint_hashes_persistent_buffers_only():
     assert fingerprint(model) == before
     model.kept += 1
     assert fingerprint(model) != before
+
+
+@pytest.mark.parametrize("version,needed", [("2.9.1", True), ("2.9.0+cu126", True),
+                                            ("2.10.0", False), ("2.14.1+cu130", False),
+                                            ("3.0.0a0+git1234", False), ("1.13.1", True)])
+def test_cublas_workspace_config_is_needed_up_to_torch_2_9(version, needed):
+    assert needs_cublas_workspace_config(version) is needed
+
+
+def test_a_version_that_is_none_is_refused():
+    with pytest.raises(ValueError, match="not a torch version"):
+        needs_cublas_workspace_config("nightly")
+
+
+@pytest.mark.parametrize("version,expected", [("2.9.1", ":4096:8"), ("2.14.1", None)])
+def test_deterministic_mode_sets_the_cublas_variable_only_where_torch_needs_it(
+        monkeypatch, version, expected):
+    import os
+
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    monkeypatch.setattr(torch, "__version__", version)
+    try:
+        set_seed(0, deterministic=True)
+        assert os.environ.get("CUBLAS_WORKSPACE_CONFIG") == expected
+    finally:
+        set_seed(0)

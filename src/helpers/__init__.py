@@ -72,6 +72,7 @@ _EXPORTS: dict[str, str] = {
     "NaNGuard": "monitor",
     "has_nonfinite": "monitor",
     "fingerprint": "seed",
+    "needs_cublas_workspace_config": "seed",
     "set_seed": "seed",
     "SlowDataset": "slowdata",
     "History": "train",

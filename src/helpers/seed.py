@@ -16,6 +16,19 @@ from .checkpoint import unwrap_model
 _MAX_SEED = 2**32 - 1  # NumPy's legacy global generator accepts seeds in [0, 2**32)
 
 
+def needs_cublas_workspace_config(version: str | None = None) -> bool:
+    """Whether deterministic mode on a GPU needs ``CUBLAS_WORKSPACE_CONFIG`` with this torch
+    (``version``: ``torch.__version__`` by default; chapter 04). torch 2.9 and older raise on
+    a cuBLAS matrix product without it; 2.10 removed that check (its wheels no longer carry the
+    alert, checked on 2.9.1 and 2.10.0)."""
+    version = torch.__version__ if version is None else version
+    try:
+        major, minor = (int(part) for part in version.split("+")[0].split(".")[:2])
+    except ValueError as err:
+        raise ValueError(f"not a torch version: {version!r}") from err
+    return (major, minor) < (2, 10)
+
+
 def set_seed(seed: int, deterministic: bool = False) -> int:
     """Seed Python's ``random``, NumPy's global generator, torch on CPU and every CUDA device.
 
@@ -25,10 +38,14 @@ def set_seed(seed: int, deterministic: bool = False) -> int:
     repeatable. With ``deterministic=True`` it also asks for deterministic kernels (chapter 04,
     C16):
     ``torch.use_deterministic_algorithms(True)``, cuDNN's benchmark off and deterministic on,
-    and ``CUBLAS_WORKSPACE_CONFIG`` for cuBLAS; an operation with no deterministic version
-    then raises. ``deterministic=False`` (the default) switches those settings back to
-    PyTorch's defaults, also when the caller had turned them on: ``set_seed(seed)`` after
-    ``torch.use_deterministic_algorithms(True)`` undoes it (chapter 00 says so).
+    and, on torch 2.9 and older, ``CUBLAS_WORKSPACE_CONFIG`` for cuBLAS (those releases raise
+    on a GPU matrix product in deterministic mode without it; from 2.10 PyTorch gives each
+    cuBLAS handle and stream a workspace of its own, pytorch/pytorch#161749, and neither
+    checks nor needs it: see :func:`needs_cublas_workspace_config`); an operation with no
+    deterministic version then raises. ``deterministic=False`` (the default) switches those
+    settings back to PyTorch's defaults, also when the caller had turned them on:
+    ``set_seed(seed)`` after ``torch.use_deterministic_algorithms(True)`` undoes it (chapter
+    00 says so).
     """
     if not isinstance(deterministic, bool):
         raise TypeError(f"deterministic must be a bool, got {deterministic!r}")
@@ -41,7 +58,7 @@ def set_seed(seed: int, deterministic: bool = False) -> int:
     np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device in current PyTorch
     torch.cuda.manual_seed_all(seed)  # explicit, and harmless without a GPU
-    if deterministic:
+    if deterministic and needs_cublas_workspace_config():
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.use_deterministic_algorithms(deterministic)
     torch.backends.cudnn.benchmark = False
