@@ -24,7 +24,7 @@ TEST_ASSETS := _vendor-test/ASSETS.json
 # Every path below is quoted: a checkout may live under "我的 书/pt book".
 
 .PHONY: help install assets sync book test lint unit nbmake appendix build-book html-test \
-	lab record-run pdf student student-check class-check grade grade-class bench stress stress-seeds clean \
+	lab record-run readability pdf student student-check class-check grade grade-class bench stress stress-seeds clean \
 	test-oldest test-newest colab-check mutate
 
 help:
@@ -35,6 +35,7 @@ help:
 	@echo "make pdf    the book as PDFs in _build/pdf/ (both languages; after make book)"
 	@echo "make sync   regenerate notebooks/ from book/ (and book/zh/'s code, notebooks/zh/)"
 	@echo "make record-run  the glued numbers of make nbmake's run into the notebooks (then sync)"
+	@echo "make readability  per chapter: reading-path words, visible code, share that verifies"
 	@echo "make bench  time each notebook on this machine (CELLS=N: also its N slowest cells)"
 	@echo "make stress run the chapters with timing claims 5 times, then 2 under load"
 	@echo "make stress-seeds  every chapter with all its seeds shifted, SEEDS=1,2,3,4,5"
@@ -186,6 +187,11 @@ nbmake: $(STAMP)
 record-run: $(STAMP)
 	"$(BIN)/python" -m tools.book_run "$(EXECUTED)"
 	"$(BIN)/python" -m tools.sync_notebooks
+
+# What each chapter asks of a reader, as the rendered page shows it (tools/readability.py);
+# exits 1 while a chapter is over a budget (issue 43's reading pass brings them under)
+readability: $(STAMP)
+	"$(BIN)/python" -m tools.readability
 
 # The claims ledger (both editions) and the Chinese edition's glossary, generated pages
 appendix: $(STAMP)
