@@ -1,7 +1,8 @@
 """Every seed a chapter sets, shifted together (``make stress-seeds``, tools/stress_claims.py).
 
 A claim is about PyTorch, not about one random draw: it must hold when every seed of the
-chapter changes at once. :func:`shift_source` finds the seeds written as integer literals in a
+chapter changes at once, and every seed the process sets (the helpers' defaults included:
+:data:`PRELUDE`). :func:`shift_source` finds the seeds written as integer literals in a
 code cell (``set_seed(0)``, ``torch.manual_seed(1)``, ``torch.Generator().manual_seed(7)``,
 ``random.seed(2)``, ``np.random.seed(2)``, ``np.random.default_rng(3)``, a ``seed=0`` keyword,
 a ``seed: int = 0`` default, ``generator_seed=7``) with Python's own parser and adds the shift
@@ -119,9 +120,88 @@ def shift_source(source: str, shift: int, positions: dict[str, list[int]] | None
     return "".join(lines), len(literals)
 
 
+# Run first in a shifted chapter's kernel: every seed the *process* sets is shifted too, also
+# the ones no cell writes (the helpers' defaults: the data split, the loaders' generators), by
+# wrapping the seeding functions of torch, NumPy (legacy and default_rng) and Python's random,
+# and torch.Generator (a subclass whose isinstance still accepts torch's own generators).
+# Only int seeds are shifted (None, arrays and SeedSequences pass as they are).
+PRELUDE = """\
+# seed-shift prelude (tools/shift_seeds.py): every int seed this process sets, plus SHIFT
+import functools as _ft, numbers as _nb, random as _rd
+import numpy as _np, torch as _tc
+
+_SHIFT = {shift}
+
+
+def _plus(seed, limit=2**32):
+    if isinstance(seed, _nb.Integral) and not isinstance(seed, bool):
+        return (int(seed) + _SHIFT) % limit
+    return seed
+
+
+def _shifting(function, limit=2**32):
+    @_ft.wraps(function)
+    def shifted(seed=None, *args, **kwargs):
+        return function(_plus(seed, limit), *args, **kwargs)
+    return shifted
+
+
+_tc.manual_seed = _tc.random.manual_seed = _shifting(_tc.random.manual_seed, 2**63)
+_tc.cuda.manual_seed = _shifting(_tc.cuda.manual_seed, 2**63)
+_tc.cuda.manual_seed_all = _shifting(_tc.cuda.manual_seed_all, 2**63)
+_np.random.seed = _shifting(_np.random.seed)
+_np.random.default_rng = _shifting(_np.random.default_rng)
+_rd.seed = _shifting(_rd.seed)
+_Generator, _RandomState, _Random = _tc.Generator, _np.random.RandomState, _rd.Random
+
+
+class _AcceptsTheOriginal(type(_Generator)):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, _Generator)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, _Generator)
+
+
+class _ShiftedGenerator(_Generator, metaclass=_AcceptsTheOriginal):
+    def manual_seed(self, seed):
+        return super().manual_seed(_plus(seed, 2**63))
+
+
+class _ShiftedRandomState(_RandomState):
+    def __init__(self, seed=None):
+        super().__init__(_plus(seed))
+
+    def seed(self, seed=None):
+        super().seed(_plus(seed))
+
+
+class _ShiftedRandom(_Random):
+    def seed(self, a=None, version=2):
+        super().seed(_plus(a), version)
+
+
+_tc.Generator = _ShiftedGenerator
+_np.random.RandomState = _ShiftedRandomState
+_rd.Random = _ShiftedRandom
+"""
+
+
+def prelude(shift: int) -> str:
+    """The first cell of a chapter run with its seeds shifted (see ``PRELUDE``)."""
+    if isinstance(shift, bool) or not isinstance(shift, int) or shift < 0:
+        raise ValueError(f"shift must be an int >= 0, got {shift!r}")
+    return PRELUDE.format(shift=shift)
+
+
 def shift_notebook(notebook, shift: int) -> int:
-    """Shift the seeds of every code cell of an nbformat notebook in place; returns the count."""
-    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    """Shift the seeds of every code cell of an nbformat notebook in place, and put
+    :func:`prelude` first, so that the seeds no cell writes move too; returns the count of
+    literals shifted."""
+    import nbformat
+
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(prelude(shift)))
+    code = [cell for cell in notebook.cells[1:] if cell.cell_type == "code"]
     positions: dict[str, list[int]] = {}
     for cell in code:
         try:
