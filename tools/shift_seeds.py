@@ -124,16 +124,21 @@ def shift_source(source: str, shift: int, positions: dict[str, list[int]] | None
 # the ones no cell writes (the helpers' defaults: the data split, the loaders' generators), by
 # wrapping the seeding functions of torch, NumPy (legacy and default_rng) and Python's random,
 # and torch.Generator (a subclass whose isinstance still accepts torch's own generators).
-# Only int seeds are shifted (None, arrays and SeedSequences pass as they are).
+# Only int seeds are shifted (None, arrays and SeedSequences pass as they are), and only where
+# the book's code or the helpers set them: torch seeds a DataLoader worker with base_seed +
+# worker_id itself, and a chapter may check exactly that.
 PRELUDE = """\
 # seed-shift prelude (tools/shift_seeds.py): every int seed this process sets, plus SHIFT
-import functools as _ft, numbers as _nb, random as _rd
+import functools as _ft, numbers as _nb, random as _rd, sys as _sys
 import numpy as _np, torch as _tc
 
 _SHIFT = {shift}
 
 
-def _plus(seed, limit=2**32):
+def _plus(seed, limit=2**32, depth=2):
+    caller = _sys._getframe(depth).f_globals.get("__name__", "")
+    if caller == "torch" or caller.startswith(("torch.", "numpy.")):
+        return seed  # torch seeding a DataLoader worker, or NumPy seeding itself
     if isinstance(seed, _nb.Integral) and not isinstance(seed, bool):
         return (int(seed) + _SHIFT) % limit
     return seed
@@ -142,7 +147,7 @@ def _plus(seed, limit=2**32):
 def _shifting(function, limit=2**32):
     @_ft.wraps(function)
     def shifted(seed=None, *args, **kwargs):
-        return function(_plus(seed, limit), *args, **kwargs)
+        return function(_plus(seed, limit, depth=2), *args, **kwargs)
     return shifted
 
 
