@@ -348,34 +348,109 @@ def _raw_spread(images: torch.Tensor) -> list[float]:
         dim=(0, 2, 3))).tolist()
 
 
+def _preprocessors(train_x: torch.Tensor) -> dict[str, object]:
+    """The chapter's own `preprocess` (with the training images' statistics) and three broken
+    variants of it: each still gives the right tensor for RGB input told RGB."""
+    pixels = train_x.permute(0, 3, 1, 2).float() / 255
+    mean, std = pixels.mean(dim=(0, 2, 3)), pixels.std(dim=(0, 2, 3))
+
+    def normalize(images: torch.Tensor) -> torch.Tensor:
+        return (images.permute(0, 3, 1, 2).float() / 255 - mean[:, None, None]) / std[:, None, None]
+
+    def defaulted(images: torch.Tensor, channel_order: str = "RGB") -> torch.Tensor:
+        """A default and no check: a call that names no order, or 'bgr', is read as RGB."""
+        return normalize(images.flip(-1) if channel_order == "BGR" else images)
+
+    def optional_normalization(images: torch.Tensor, *, channel_order: str,
+                               normalize_inputs: bool = False) -> torch.Tensor:
+        """Normalization left to the caller, off unless asked for."""
+        if channel_order not in ("RGB", "BGR"):
+            raise ValueError(channel_order)
+        images = images.flip(-1) if channel_order == "BGR" else images
+        x = images.permute(0, 3, 1, 2).float() / 255
+        return normalize(images) if normalize_inputs else x
+
+    def flipped_after(images: torch.Tensor, *, channel_order: str) -> torch.Tensor:
+        """Normalizes with the RGB statistics first, then reorders: BGR input has its red and
+        blue channels normalized with each other's statistics."""
+        if channel_order not in ("RGB", "BGR"):
+            raise ValueError(channel_order)
+        x = normalize(images)
+        return x.flip(1) if channel_order == "BGR" else x
+
+    def ignores_order(images: torch.Tensor, *, channel_order: str) -> torch.Tensor:
+        """Validates the order, then never uses it."""
+        if channel_order not in ("RGB", "BGR"):
+            raise ValueError(channel_order)
+        return normalize(images)
+
+    return {"chapter": chapter_function(STEM, "preprocess", CHANNEL_MEAN=mean, CHANNEL_STD=std),
+            "defaulted": defaulted, "optional normalization": optional_normalization,
+            "flipped after": flipped_after, "ignores order": ignores_order}
+
+
+def _c10_evidence(variant: str = "chapter") -> tuple:
+    """The verdict's evidence with one preprocessing function: the accuracies of a small
+    classifier, the unnormalized spread, and what the chapter's preprocess_guarantees reads
+    off the function."""
+    images, _ = make_color_images(200, size=16, seed=0)
+    guarantees = chapter_function(STEM, "preprocess_guarantees")
+    refused, stats = guarantees(_preprocessors(images)[variant], images)
+    return _color_accuracy(channel_symmetric=False), _raw_spread(images), refused, stats
+
+
 def test_c10_model_blind_to_channel_order() -> None:
     verdict = chapter_function(STEM, "verdict_c10")
-    images, _ = make_color_images(200, size=16, seed=0)
-    verdict(_color_accuracy(channel_symmetric=False), _raw_spread(images))  # positive control
+    accuracy, spread, refused, stats = _c10_evidence()
+    verdict(accuracy, spread, refused, stats)  # positive control
     with pytest.raises(AssertionError):
-        verdict(_color_accuracy(channel_symmetric=True), _raw_spread(images))
+        verdict(_color_accuracy(channel_symmetric=True), spread, refused, stats)
 
 
 def test_c10_shared_function_that_ignores_the_channel_order() -> None:
     verdict = chapter_function(STEM, "verdict_c10")
-    images, _ = make_color_images(200, size=16, seed=0)
-    accuracy = _color_accuracy(channel_symmetric=False)
+    accuracy, spread, refused, stats = _c10_evidence("ignores order")
     broken = {**accuracy, "shared preprocess, told BGR": accuracy["BGR fed as if RGB"]}
     with pytest.raises(AssertionError):
-        verdict(broken, _raw_spread(images))
+        verdict(broken, spread, refused, stats)
+    with pytest.raises(AssertionError, match="told BGR"):  # its output alone gives it away
+        verdict(accuracy, spread, refused, stats)
 
 
 def test_c10_data_already_at_the_trained_scale() -> None:
     """Images whose pixels already have unit spread: skipping the normalization changes the
     scale by nothing, so the claim about a change of scale must not pass."""
     verdict = chapter_function(STEM, "verdict_c10")
-    accuracy = _color_accuracy(channel_symmetric=False)
+    accuracy, _, refused, stats = _c10_evidence()
     standard = torch.randn(200, 3, 16, 16)  # unit spread before any normalization
     spread = (standard.std(dim=(0, 2, 3)) / ((standard - standard.mean(dim=(0, 2, 3),
                                                                        keepdim=True))
               / standard.std(dim=(0, 2, 3), keepdim=True)).std(dim=(0, 2, 3))).tolist()
     with pytest.raises(AssertionError, match="changes little"):
-        verdict(accuracy, spread)
+        verdict(accuracy, spread, refused, stats)
+
+
+def test_c10_channel_order_defaulted_and_unchecked() -> None:
+    """A function with a default order and no check: a caller that says nothing, or misspells
+    the order, gets RGB silently."""
+    verdict = chapter_function(STEM, "verdict_c10")
+    evidence = _c10_evidence("defaulted")
+    assert not any(evidence[2].values()), evidence[2]
+    with pytest.raises(AssertionError, match="without a valid channel order"):
+        verdict(*evidence)
+
+
+def test_c10_normalization_left_to_the_caller() -> None:
+    verdict = chapter_function(STEM, "verdict_c10")
+    with pytest.raises(AssertionError, match="told RGB, the shared function's output is not"):
+        verdict(*_c10_evidence("optional normalization"))
+
+
+def test_c10_flipped_after_normalizing() -> None:
+    """Right for RGB; for BGR, red and blue are normalized with each other's statistics."""
+    verdict = chapter_function(STEM, "verdict_c10")
+    with pytest.raises(AssertionError, match="told BGR, the shared function's output is not"):
+        verdict(*_c10_evidence("flipped after"))
 
 
 # C44: pinned memory (GPU only: a simulated machine) ----------------------------------------

@@ -260,6 +260,61 @@ def test_c20_nan_without_exploding_norm_first():
         verdict(layer_norms(detach=True), "profile.weight", *regression(lr=1e-3))
 
 
+@cache
+def diverging_run(activation: type[nn.Module]) -> tuple[dict, dict, list[float]]:
+    """The chapter's diverging regression (two hidden layers, SGD with lr 0.05 and momentum
+    0.9, one epoch) with another activation: each weight's gradient norm per step, each
+    activation layer's share of outputs within 0.01 of -1 or 1 per step, the step losses."""
+    x_train, y_train, _, _ = digits()
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(64, 64), activation(), nn.Linear(64, 64), activation(),
+                        nn.Linear(64, 1))
+    saturated: dict[str, list[float]] = {"1": [], "3": []}
+
+    def record(name: str):
+        def hook(module, inputs, out) -> None:
+            saturated[name].append((out.detach().abs() > 0.99).float().mean().item())
+        return hook
+
+    for name in saturated:
+        net[int(name)].register_forward_hook(record(name))
+    norms = GradNormRecorder(net, only_weights=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # fit's warning of the non-finite loss
+        history = fit(net, DataLoader(TensorDataset(x_train, y_train.float()[:, None]),
+                                      batch_size=32, shuffle=True,
+                                      generator=torch.Generator().manual_seed(0)),
+                      None, F.mse_loss,
+                      torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9), epochs=1,
+                      progress=False, on_step=norms)
+    return norms.norms, saturated, history.step_loss
+
+
+def test_c20_first_layers_without_saturating_units():
+    """No tanh: the same network with identity activations diverges too, and its first
+    layers' gradients explode with the last one's instead of vanishing."""
+    verdict = chapter("verdict_c20_saturation")
+    layers = (["0.weight", "2.weight"], "4.weight")
+    verdict(*diverging_run(nn.Tanh), *layers)  # positive control: the chapter's network
+    norms, saturated, losses = diverging_run(nn.Identity)
+    assert not np.isfinite(losses).all()
+    with pytest.raises(AssertionError, match="did not vanish"):
+        verdict(norms, saturated, losses, *layers)
+
+
+def test_c20_vanishing_without_saturation():
+    """The same norms, with tanh units that stayed in their linear range (the shares of the
+    first step): the vanishing gradients must not be put down to saturation."""
+    verdict = chapter("verdict_c20_saturation")
+    norms, saturated, losses = diverging_run(nn.Tanh)
+    unsaturated = {name: [shares[0]] * len(shares) for name, shares in saturated.items()}
+    assert max(shares[0] for shares in saturated.values()) < 0.1
+    with pytest.raises(AssertionError, match="saturated"):
+        verdict(norms, unsaturated, losses, ["0.weight", "2.weight"], "4.weight")
+    with pytest.raises(AssertionError, match="never stopped"):  # a run that does not diverge
+        verdict(norms, saturated, [1.0] * len(losses), ["0.weight", "2.weight"], "4.weight")
+
+
 # C41: one table per parameter ------------------------------------------------------------
 
 class ThreeFaults(nn.Module):

@@ -5,6 +5,11 @@ The evidence is computed here with small tensors, the mechanism switched off or 
 GPU-only parts (C23's speed, C45) get evidence from a model of the machine they describe.
 """
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -13,6 +18,7 @@ from torch.utils.checkpoint import checkpoint
 
 from helpers import measure_memory
 from tests.chapter_code import chapter_function
+from tools.chapter_format import ROOT
 
 CHAPTER = "06_memory"
 
@@ -135,17 +141,28 @@ def test_c45_real_allocator_holds():
 
 # C42: a variance as E[x^2] - E[x]^2 by matrix products, under autocast or not
 
+def to_tf32(t: torch.Tensor) -> torch.Tensor:
+    """float32 rounded to TF32's 10 significand bits, as a GPU's tensor cores take it."""
+    bits = t.float().contiguous().view(torch.int32)
+    return ((bits + 0x1000) & ~0x1FFF).view(torch.float32)
+
+
 def variance_evidence(autocast: bool, region: bool, to_float32: bool = True,
-                      whole_model_float32: bool = False) -> dict:
+                      whole_model_float32: bool = False, tf32: bool = False) -> dict:
+    """`tf32`: the region's matrix products take TF32 inputs, as cuBLAS does on a GPU where
+    TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 (simulated on the CPU)."""
     torch.manual_seed(0)
     raw = 100 + 2 * torch.randn(256, 16)
     true_var = raw.double().var(dim=0, unbiased=False)
     linear = nn.Linear(16, 16)
 
+    def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return to_tf32(a) @ to_tf32(b) if tf32 and a.dtype == torch.float32 else a @ b
+
     def moments(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         weights = torch.full((1, len(x)), 1 / len(x), dtype=x.dtype)
-        mean = weights @ x
-        return mean, weights @ (x * x) - mean * mean
+        mean = matmul(weights, x)
+        return mean, matmul(weights, x * x) - mean * mean
 
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
         inputs = raw if to_float32 else raw.bfloat16()
@@ -172,6 +189,18 @@ def test_c42_no_autocast_or_a_region_that_stays_low():
     with pytest.raises(AssertionError):  # a "fix" that turns autocast off for everything
         verdict(variance_evidence(True, False),
                 variance_evidence(True, True, whole_model_float32=True), low)
+
+
+def test_c42_float32_region_in_tf32():
+    verdict = chapter_function(CHAPTER, "verdict_c42")
+    forced = chapter_function(CHAPTER, "tf32_forced")
+    unsafe = variance_evidence(True, False)
+    with pytest.raises(AssertionError):  # the float32 region's matmuls in TF32: why C42 skips
+        verdict(unsafe, variance_evidence(True, True, tf32=True), torch.bfloat16)
+    assert forced({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "1"})  # then the chapter skips on CUDA
+    for value in ("0", "true", ""):  # torch reads only "1"
+        assert not forced({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": value}), value
+    assert not forced({})
 
 
 # C24: accumulation over micro-batches, computed for real
@@ -336,15 +365,19 @@ def test_c86_target_without_its_graph():
 
 # C85: autocast's float32 lists, per device (the CPU's computed for real)
 
+IN_NEITHER_LIST = ("mean", "amax", "var")  # the input's dtype on both devices
+
 def test_c85_one_list_for_both_devices_or_no_autocast():
     dtypes_of = chapter_function(CHAPTER, "autocast_dtypes")
     verdict = chapter_function(CHAPTER, "verdict_c85")
     cpu = dtypes_of("cpu", torch.bfloat16)
     cpu_float32, cpu_low = ("prod", "cross_entropy", "mse_loss"), ("sum", "cumsum", "softmax",
                                                                  "log_softmax", "exp")
-    verdict(cpu, cpu_float32, cpu_low, torch.bfloat16)
+    verdict(cpu, cpu_float32, cpu_low + IN_NEITHER_LIST, torch.bfloat16)
     with pytest.raises(AssertionError):  # CUDA's list taken for the CPU's
         verdict(cpu, ("sum", "cumsum", "prod", "softmax", "exp"), (), torch.bfloat16)
+    with pytest.raises(AssertionError):  # "autocast keeps every reduction in float32"
+        verdict(cpu, cpu_float32 + IN_NEITHER_LIST, (), torch.bfloat16)
     with pytest.raises(AssertionError):  # autocast that casts nothing: all float32
         verdict({op: torch.float32 for op in cpu}, cpu_float32, cpu_low, torch.bfloat16)
     # a CPU whose autocast kept every op in low precision (the losses too)
@@ -353,13 +386,28 @@ def test_c85_one_list_for_both_devices_or_no_autocast():
                 cpu_float32, cpu_low, torch.bfloat16)
 
 
+def test_c85_cuda_reductions_all_float32():
+    """The CUDA half's verdict on dtypes as CUDA's list (autocast_mode.h) gives them, and on a
+    CUDA autocast that upcast mean, amax and var too (a table, not a run: no GPU needed)."""
+    verdict = chapter_function(CHAPTER, "verdict_c85")
+    float32 = ("sum", "cumsum", "prod", "softmax", "log_softmax", "exp", "cross_entropy",
+               "mse_loss")
+    listed = {"Linear output": torch.float16, "matmul": torch.float16,
+              "parameter": torch.float32, **dict.fromkeys(float32, torch.float32),
+              **dict.fromkeys(IN_NEITHER_LIST, torch.float16)}
+    verdict(listed, float32, IN_NEITHER_LIST, torch.float16)
+    with pytest.raises(AssertionError):  # every reduction upcast: not what CUDA's list says
+        verdict({**listed, **dict.fromkeys(IN_NEITHER_LIST, torch.float32)}, float32,
+                IN_NEITHER_LIST, torch.float16)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_c85_cuda_list_holds():
     dtypes_of = chapter_function(CHAPTER, "autocast_dtypes")
     verdict = chapter_function(CHAPTER, "verdict_c85")
     verdict(dtypes_of("cuda", torch.float16),
             ("sum", "cumsum", "prod", "softmax", "log_softmax", "exp", "cross_entropy",
-             "mse_loss"), (), torch.float16)
+             "mse_loss"), IN_NEITHER_LIST, torch.float16)
 
 
 # C84: the TF32 defaults, read with the chapter's reader after switching them (real flags)
@@ -398,6 +446,29 @@ def test_c84_tf32_switched():
         else:
             backends.cudnn.allow_tf32 = True
     verdict(read())  # restored
+
+
+# C84 (and C42 on a GPU): TORCH_ALLOW_TF32_CUBLAS_OVERRIDE, read by fresh processes (real flags)
+
+def tf32_in_fresh_process(value: str) -> dict:
+    """The chapter's tf32_in_effect() in a new process with the variable set to `value`."""
+    env = {**os.environ, "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": value}
+    code = ("import json; from tests.chapter_code import chapter_function; "
+            f"print(json.dumps(chapter_function({CHAPTER!r}, 'tf32_in_effect')()))")
+    run = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True,
+                         text=True, timeout=300, check=True)
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_c84_tf32_forced_by_the_environment():
+    verdict = chapter_function(CHAPTER, "verdict_c84")
+    forced = chapter_function(CHAPTER, "tf32_forced")
+    for value in ("0", "true"):  # values torch ignores: the defaults hold, nothing is skipped
+        assert not forced({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": value})
+        verdict(tf32_in_fresh_process(value))
+    assert forced({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "1"})
+    with pytest.raises(AssertionError):  # "1": matmuls start in TF32, so the chapter skips
+        verdict(tf32_in_fresh_process("1"))
 
 
 # C87 (GPU only): snapshots shaped as torch.cuda.memory._snapshot() documents them

@@ -2,12 +2,14 @@
 raises on evidence from a world where its claim is false and passes on the real thing.
 
 The evidence is computed here for real, with the mechanism removed or broken: a weight kept
-outside the state_dict, a loader that hides what it skipped, a resume that forgets the random
-generators, an optimizer without state, a compile without the wrapper, an older torch's
-default of full unpickling, a float16 resume that forgets its scaler, a loader that trusts
-torch.load, a load that copies, a pickled model whose class never moved.
+outside the state_dict, a loader that hides what it skipped, a loader that checks everything
+before it copies anything, a resume that forgets the random generators, an optimizer without
+state, a compile without the wrapper, an older torch's default of full unpickling, a float16
+resume that forgets its scaler, a loader that trusts torch.load, a load that copies, a buffer
+that is saved after all or never re-created, a pickled model whose class never moved.
 """
 
+import copy
 import functools
 import io
 import os
@@ -52,8 +54,15 @@ def fitting_only(model: nn.Module, state: dict, strict: bool = False):
                                   if k in own and v.shape == own[k].shape}, strict=strict)
 
 
-def state_dict_evidence(weight_outside: bool = False, loader=None) -> tuple:
+def all_or_nothing(model: nn.Module, state: dict) -> None:
+    """A strict loader that tries a copy of the model first: it raises with the model untouched."""
+    copy.deepcopy(model).load_state_dict(state)
+    model.load_state_dict(state)
+
+
+def state_dict_evidence(weight_outside: bool = False, loader=None, strict_loader=None) -> tuple:
     loader = loader or (lambda model, state: model.load_state_dict(state, strict=False))
+    strict_loader = strict_loader or (lambda model, state: model.load_state_dict(state))
     torch.manual_seed(0)
     net = Net(weight_outside=weight_outside)
     buffer = io.BytesIO()
@@ -72,7 +81,14 @@ def state_dict_evidence(weight_outside: bool = False, loader=None) -> tuple:
         loader(Net(hidden=64), state)
     except RuntimeError as err:
         shape_message = str(err)
-    return same_outputs, report.missing_keys, report.unexpected_keys, body_loaded, shape_message
+    half_loaded = NetWithDropout()
+    try:
+        strict_loader(half_loaded, state)
+    except RuntimeError:
+        pass
+    copied_anyway = torch.equal(half_loaded.body[0].weight, state["body.0.weight"])
+    return (same_outputs, report.missing_keys, report.unexpected_keys, body_loaded, shape_message,
+            copied_anyway)
 
 
 def test_c26_weight_outside_state_dict_or_a_silent_loader():
@@ -82,9 +98,11 @@ def test_c26_weight_outside_state_dict_or_a_silent_loader():
         verdict(*state_dict_evidence(weight_outside=True))
     with pytest.raises(AssertionError):  # a loader that drops what does not fit, silently
         verdict(*state_dict_evidence(loader=fitting_only))
-    same, missing, unexpected, _, message = state_dict_evidence()
+    same, missing, unexpected, _, message, copied = state_dict_evidence()
     with pytest.raises(AssertionError):  # strict=False that loads nothing
-        verdict(same, missing, unexpected, False, message)
+        verdict(same, missing, unexpected, False, message, copied)
+    with pytest.raises(AssertionError):  # a strict load that raises before copying anything
+        verdict(*state_dict_evidence(strict_loader=all_or_nothing))
 
 
 # C27: resumable.train, for a few steps
@@ -354,6 +372,62 @@ def test_c90_a_copy_or_a_load_into_real_parameters(tmp_path):
         verdict(*mmap_evidence(tmp_path, assign_first=True))
     evidence = list(mmap_evidence(tmp_path))
     evidence[3] = False  # the address outside the file's mapping (a read into new memory)
+    with pytest.raises(AssertionError):
+        verdict(*evidence)
+
+
+class Rotary(nn.Module):
+    """The chapter's stand-in for a RoPE layer, with its buffer's persistence as an option."""
+
+    def __init__(self, dim: int = 16, persistent: bool = False) -> None:
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.register_buffer("inv_freq", self.frequencies(dim), persistent=persistent)
+
+    @staticmethod
+    def frequencies(dim: int) -> torch.Tensor:
+        return 1.0 / 10000 ** (torch.arange(0, dim, 2).float() / dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        angles = torch.arange(x.shape[0]).float()[:, None] * self.inv_freq
+        return self.proj(x) * torch.cat([angles.cos(), angles.sin()], dim=-1)
+
+
+def buffer_evidence(tmp_path, persistent: bool = False, recreate=Rotary.frequencies) -> tuple:
+    torch.manual_seed(0)
+    rotary = Rotary(persistent=persistent)
+    torch.save(rotary.state_dict(), tmp_path / "rotary.pt")
+    saved_keys = list(torch.load(tmp_path / "rotary.pt", weights_only=True))
+    with torch.device("meta"):
+        skeleton = Rotary(persistent=persistent)
+    report = skeleton.load_state_dict(
+        torch.load(tmp_path / "rotary.pt", mmap=True, weights_only=True), assign=True)
+    on_meta = [n for n, b in skeleton.named_buffers() if b.is_meta]
+    x = torch.randn(6, 16)
+    meta_error = ""
+    try:
+        skeleton(x)
+    except RuntimeError as err:
+        meta_error = str(err)
+    if recreate is not None:
+        skeleton.inv_freq = recreate(16)
+    after = [n for n, b in skeleton.named_buffers() if b.is_meta]
+    same = not after and torch.equal(skeleton(x), rotary(x))
+    return (saved_keys, report.missing_keys, report.unexpected_keys, on_meta, meta_error, after,
+            same)
+
+
+def test_c90_a_saved_buffer_or_one_never_recreated(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c90_buffers")
+    verdict(*buffer_evidence(tmp_path))
+    with pytest.raises(AssertionError):  # a persistent buffer: saved, loaded, nothing on meta
+        verdict(*buffer_evidence(tmp_path, persistent=True))
+    with pytest.raises(AssertionError):  # the check skipped: the buffer stays on meta
+        verdict(*buffer_evidence(tmp_path, recreate=None))
+    with pytest.raises(AssertionError):  # re-created with other values
+        verdict(*buffer_evidence(tmp_path, recreate=lambda dim: torch.ones(dim // 2)))
+    evidence = list(buffer_evidence(tmp_path))
+    evidence[1] = ["inv_freq"]  # a strict load that reports the buffer it left on meta
     with pytest.raises(AssertionError):
         verdict(*evidence)
 
