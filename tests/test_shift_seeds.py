@@ -3,7 +3,7 @@
 import nbformat
 import pytest
 
-from tools.shift_seeds import prelude, shift_notebook, shift_source
+from tools.shift_seeds import prelude, shift_notebook, shift_source, shifted_helpers
 from tools.stress_claims import parse_shifts
 
 
@@ -44,9 +44,8 @@ def test_a_seed_parameter_of_a_function_in_another_cell_is_found():
                       nbformat.v4.new_markdown_cell("seen(7) in prose stays"),
                       nbformat.v4.new_code_cell("a = seen(7, 4)\nb = other(7)")]
     assert shift_notebook(notebook, 2) == 1
-    assert notebook.cells[0].source == prelude(2)  # the process's own seeds move too
-    assert notebook.cells[3].source == "a = seen(9, 4)\nb = other(7)"
-    assert notebook.cells[2].source == "seen(7) in prose stays"
+    assert notebook.cells[2].source == "a = seen(9, 4)\nb = other(7)"
+    assert notebook.cells[1].source == "seen(7) in prose stays"
 
 
 def test_magics_are_kept_and_do_not_stop_the_parser():
@@ -73,41 +72,27 @@ def test_seed_settings_on_the_command_line():
             parse_shifts(bad)
 
 
-DRAWS = """
-import json, random, numpy as np, torch
-from torch.utils.data import DataLoader
-torch.manual_seed(0)
-draws = [torch.rand(1).item(), torch.rand(1, generator=torch.Generator().manual_seed(7)).item(),
-         float(np.random.default_rng(5).random()), float(np.random.RandomState(5).rand()),
-         random.Random(5).random()]
-np.random.seed(1); random.seed(1); draws += [float(np.random.rand()), random.random()]
-order = [int(i) for i in DataLoader(range(8), shuffle=True,
-                                    generator=torch.Generator().manual_seed(3))]
-kept = isinstance(torch.default_generator, torch.Generator) and isinstance(
-    torch.Generator(), torch.Generator)
-print(json.dumps([draws, order, kept]))
-"""
-
-
-def draws(shift: int | None) -> str:
+def test_the_helpers_seeds_move_too(tmp_path):
+    """A shifted run imports a copy of the helpers whose seed literals are shifted (the data
+    split's default, the datasets'), first on sys.path: the draws the chapters do not seed
+    themselves move with the rest."""
     import subprocess
     import sys
 
-    code = (prelude(shift) if shift is not None else "") + DRAWS
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, timeout=120).stdout
+    folder = shifted_helpers(3, tmp_path / "shifted")
+    data = (folder / "helpers" / "data.py").read_text()
+    assert "val_fraction: float = 0.2, seed: int = 3" in data
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("set_seed(0)")]
+    shift_notebook(notebook, 3, folder)
+    assert notebook.cells[0].source == prelude(folder)
+    split = ("from helpers import digits_split\n"
+             "train, _ = digits_split()\n"
+             "print(train[0][1].item(), train.indices[:5] if hasattr(train, 'indices') else "
+             "[int(train[i][1]) for i in range(5)])")
 
+    def run(code: str) -> str:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=True, timeout=120).stdout
 
-def test_the_prelude_shifts_every_seed_the_process_sets():
-    """Each seeding route moves (torch's global and explicit generators, NumPy's legacy and
-    default_rng, Python's random), a Generator is still a torch.Generator, and shift 0 or the
-    same shift twice gives the same draws."""
-    import json
-
-    plain, zero, two, again = draws(None), draws(0), draws(2), draws(2)
-    assert plain == zero and two == again
-    (before, order_before, kept), (after, order_after, kept_after) = (
-        json.loads(out) for out in (plain, two))
-    assert kept and kept_after
-    assert all(a != b for a, b in zip(before, after, strict=True)), (before, after)
-    assert order_before != order_after
+    assert run(split) != run(prelude(folder) + "\n" + split)

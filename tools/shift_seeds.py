@@ -1,19 +1,21 @@
 """Every seed a chapter sets, shifted together (``make stress-seeds``, tools/stress_claims.py).
 
 A claim is about PyTorch, not about one random draw: it must hold when every seed of the
-chapter changes at once, and every seed the process sets (the helpers' defaults included:
-:data:`PRELUDE`). :func:`shift_source` finds the seeds written as integer literals in a
-code cell (``set_seed(0)``, ``torch.manual_seed(1)``, ``torch.Generator().manual_seed(7)``,
-``random.seed(2)``, ``np.random.seed(2)``, ``np.random.default_rng(3)``, a ``seed=0`` keyword,
-a ``seed: int = 0`` default, ``generator_seed=7``) with Python's own parser and adds the shift
-to each, leaving the rest of the cell byte for byte. Seeds computed at run time (``seed + i``)
-follow from the literals they start from.
+chapter changes at once, the helpers' own seeds included (:func:`shifted_helpers`: a shifted
+copy of the package, imported in place of the installed one). :func:`shift_source` finds
+the seeds written as integer literals in a code cell (``set_seed(0)``,
+``torch.manual_seed(1)``, ``torch.Generator().manual_seed(7)``, ``random.seed(2)``,
+``np.random.seed(2)``, ``np.random.default_rng(3)``, a ``seed=0`` keyword, a ``seed: int = 0``
+default, ``generator_seed=7``) with Python's own parser and adds the shift to each, leaving the
+rest of the cell byte for byte. Seeds computed at run time (``seed + i``) follow from the
+literals they start from; seeds torch derives itself (a DataLoader worker's) are left to it.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 # Calls whose first positional argument is a seed
 SEED_CALLS = {"set_seed", "manual_seed", "manual_seed_all", "seed", "default_rng",
@@ -120,93 +122,32 @@ def shift_source(source: str, shift: int, positions: dict[str, list[int]] | None
     return "".join(lines), len(literals)
 
 
-# Run first in a shifted chapter's kernel: every seed the *process* sets is shifted too, also
-# the ones no cell writes (the helpers' defaults: the data split, the loaders' generators), by
-# wrapping the seeding functions of torch, NumPy (legacy and default_rng) and Python's random,
-# and torch.Generator (a subclass whose isinstance still accepts torch's own generators).
-# Only int seeds are shifted (None, arrays and SeedSequences pass as they are), and only where
-# the book's code or the helpers set them: torch seeds a DataLoader worker with base_seed +
-# worker_id itself, and a chapter may check exactly that.
-PRELUDE = """\
-# seed-shift prelude (tools/shift_seeds.py): every int seed this process sets, plus SHIFT
-import functools as _ft, numbers as _nb, random as _rd, sys as _sys
-import numpy as _np, torch as _tc
-
-_SHIFT = {shift}
+HELPERS = Path(__file__).resolve().parents[1] / "src" / "helpers"
 
 
-def _plus(seed, limit=2**32, depth=2):
-    caller = _sys._getframe(depth).f_globals.get("__name__", "")
-    if caller == "torch" or caller.startswith(("torch.", "numpy.")):
-        return seed  # torch seeding a DataLoader worker, or NumPy seeding itself
-    if isinstance(seed, _nb.Integral) and not isinstance(seed, bool):
-        return (int(seed) + _SHIFT) % limit
-    return seed
+def shifted_helpers(shift: int, into: Path) -> Path:
+    """A copy of the helpers package in ``into``/helpers with every seed literal shifted like
+    a chapter's (the defaults no cell writes: the data split, the datasets, the loaders);
+    returns ``into``, the folder to put first on ``sys.path``."""
+    target = into / "helpers"
+    target.mkdir(parents=True)
+    for module in sorted(HELPERS.glob("*.py")):
+        shifted, _ = shift_source(module.read_text(encoding="utf-8"), shift)
+        (target / module.name).write_text(shifted, encoding="utf-8")
+    return into
 
 
-def _shifting(function, limit=2**32):
-    @_ft.wraps(function)
-    def shifted(seed=None, *args, **kwargs):
-        return function(_plus(seed, limit, depth=2), *args, **kwargs)
-    return shifted
+def prelude(folder: Path) -> str:
+    """The first cell of a shifted run: the shifted helpers in ``folder`` are the ones the
+    chapter imports (and its DataLoader workers, which inherit ``sys.path``)."""
+    return (f"import sys\nsys.path.insert(0, {str(folder)!r})\nimport helpers\n"
+            f"assert helpers.__file__.startswith({str(folder)!r}), helpers.__file__")
 
 
-_tc.manual_seed = _tc.random.manual_seed = _shifting(_tc.random.manual_seed, 2**63)
-_tc.cuda.manual_seed = _shifting(_tc.cuda.manual_seed, 2**63)
-_tc.cuda.manual_seed_all = _shifting(_tc.cuda.manual_seed_all, 2**63)
-_np.random.seed = _shifting(_np.random.seed)
-_np.random.default_rng = _shifting(_np.random.default_rng)
-_rd.seed = _shifting(_rd.seed)
-_Generator, _RandomState, _Random = _tc.Generator, _np.random.RandomState, _rd.Random
-
-
-class _AcceptsTheOriginal(type(_Generator)):
-    def __instancecheck__(cls, obj):
-        return isinstance(obj, _Generator)
-
-    def __subclasscheck__(cls, sub):
-        return issubclass(sub, _Generator)
-
-
-class _ShiftedGenerator(_Generator, metaclass=_AcceptsTheOriginal):
-    def manual_seed(self, seed):
-        return super().manual_seed(_plus(seed, 2**63))
-
-
-class _ShiftedRandomState(_RandomState):
-    def __init__(self, seed=None):
-        super().__init__(_plus(seed))
-
-    def seed(self, seed=None):
-        super().seed(_plus(seed))
-
-
-class _ShiftedRandom(_Random):
-    def seed(self, a=None, version=2):
-        super().seed(_plus(a), version)
-
-
-_tc.Generator = _ShiftedGenerator
-_np.random.RandomState = _ShiftedRandomState
-_rd.Random = _ShiftedRandom
-"""
-
-
-def prelude(shift: int) -> str:
-    """The first cell of a chapter run with its seeds shifted (see ``PRELUDE``)."""
-    if isinstance(shift, bool) or not isinstance(shift, int) or shift < 0:
-        raise ValueError(f"shift must be an int >= 0, got {shift!r}")
-    return PRELUDE.format(shift=shift)
-
-
-def shift_notebook(notebook, shift: int) -> int:
-    """Shift the seeds of every code cell of an nbformat notebook in place, and put
-    :func:`prelude` first, so that the seeds no cell writes move too; returns the count of
-    literals shifted."""
-    import nbformat
-
-    notebook.cells.insert(0, nbformat.v4.new_code_cell(prelude(shift)))
-    code = [cell for cell in notebook.cells[1:] if cell.cell_type == "code"]
+def shift_notebook(notebook, shift: int, helpers: Path | None = None) -> int:
+    """Shift the seeds of every code cell of an nbformat notebook in place; returns the count.
+    ``helpers``: a folder from :func:`shifted_helpers`, imported first (:func:`prelude`)."""
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     positions: dict[str, list[int]] = {}
     for cell in code:
         try:
@@ -217,4 +158,8 @@ def shift_notebook(notebook, shift: int) -> int:
     for cell in code:
         cell.source, count = shift_source(cell.source, shift, positions)
         total += count
+    if helpers is not None:
+        import nbformat
+
+        notebook.cells.insert(0, nbformat.v4.new_code_cell(prelude(helpers)))
     return total

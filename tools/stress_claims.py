@@ -30,7 +30,7 @@ from nbclient import NotebookClient
 
 from helpers.claims import CLAIMS_LOG_ENV_VAR
 from tools.chapter_format import ROOT, chapters, notebook_for
-from tools.shift_seeds import shift_notebook
+from tools.shift_seeds import shift_notebook, shifted_helpers
 
 ATTEMPT_RE = re.compile(r"attempt (\d+)/(\d+): (.*) -> (holds|does not hold.*)")
 CLAIM_CELL_RE = re.compile(r'claim\(\s*"(C\d{2,3})"(?:[^()]|\([^()]*\))*?(?:part="([a-z-]+)")?\)')
@@ -89,11 +89,13 @@ def run_chapter(chapter: Path, seed_shift: int = 0
     the ratios by claim, the seconds it took, and "" or the error that stopped it."""
     path = notebook_for(chapter)
     notebook = nbformat.read(path, as_version=4)
-    if seed_shift:
-        count = shift_notebook(notebook, seed_shift)
-        print(f"  {chapter.stem}: {count} seeds shifted by {seed_shift}", file=sys.stderr)
     error = ""
     with tempfile.TemporaryDirectory() as tmp:
+        if seed_shift:
+            helpers = shifted_helpers(seed_shift, Path(tmp) / "shifted")
+            count = shift_notebook(notebook, seed_shift, helpers)
+            print(f"  {chapter.stem}: {count} seeds shifted by {seed_shift}, and the helpers'",
+                  file=sys.stderr)
         log = Path(tmp) / "claims.jsonl"
         os.environ[CLAIMS_LOG_ENV_VAR] = str(log)
         start = time.perf_counter()
