@@ -54,7 +54,6 @@ DIRECTIVE_RE = re.compile(r"^(?P<fence>:{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<arg>[
 SOLUTION_START_RE = re.compile(rf"^:::\{{solution-start\}} (?P<label>{LABEL_PATTERN})\n"
                                r"(?::[\w-]+:[^\n]*\n)*:::[ \t]*(?:\n|\Z)", re.M)
 SOLUTION_END_RE = re.compile(r"^:::\{solution-end\}\n:::[ \t]*(?:\n|\Z)", re.M)
-FENCE_RE = re.compile(r"^(`{3,}|~{3,})")
 FENCED_CODE_RE = re.compile(r"^(?P<fence>`{3,}|~{3,})[^{\n]*\n.*?^(?P=fence)[ \t]*$", re.M | re.S)
 CODE_SPAN_RE = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.S)
 ROLE_NAME_RE = re.compile(r"\{(?P<name>[a-z][\w:-]*)\}$")
@@ -173,35 +172,21 @@ def _inline(text: str, page: Page) -> str:
     return "".join(pieces)
 
 
+def _prose(text: str, page: Page) -> str:
+    """Markdown outside fenced code: comments and targets dropped, roles and links rendered."""
+    lines = [line for line in text.split("\n") if not re.match(r"^%( |$)|^\(\S+\)=\s*$", line)]
+    return re.sub(r"\n{3,}", "\n\n", _inline("\n".join(lines), page))
+
+
 def _text(text: str, page: Page) -> str:
-    """Markdown text (no solution markers) in Jupyter's markdown."""
+    """Markdown text (no solution markers) in Jupyter's markdown; fenced code stays as it is."""
     text = DIRECTIVE_RE.sub(lambda m: _directive(m, page), text)
-    out, fence = [], None
-    for block in re.split(r"(?m)^(?=`{3,}|~{3,})", text):
-        # a block starts at a fence line (or is the text before the first); code stays as it is
-        opening = FENCE_RE.match(block)
-        if fence is None and opening:
-            fence = opening[1]
-            head, _, rest = block.partition("\n")
-            out.append(head + "\n")
-            block = rest
-        if fence is not None:
-            closing = re.search(rf"(?m)^{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", block)
-            if closing is None:
-                out.append(block)
-                continue
-            out.append(block[:closing.end()])
-            block, fence = block[closing.end():], None
-        lines = [line for line in block.split("\n")
-                 if not re.match(r"^%( |$)|^\(\S+\)=\s*$", line)]
-        out.append(re.sub(r"\n{3,}", "\n\n", _inline("\n".join(lines), page)))
-    return "".join(out).strip("\n")
-
-
-def _markdown_cell(nbformat, source: str, **metadata) -> object:
-    cell = nbformat.v4.new_markdown_cell(source)
-    cell.metadata.update(metadata)
-    return cell
+    pieces, last = [], 0
+    for code in FENCED_CODE_RE.finditer(text):
+        pieces += [_prose(text[last:code.start()], page), code[0]]
+        last = code.end()
+    pieces.append(_prose(text[last:], page))
+    return "".join(pieces).strip("\n")
 
 
 def fold(cell) -> None:
@@ -249,11 +234,11 @@ def to_jupyter(nb, page: Page) -> None:
                 summary = WORDS[page.language]["reasoning"].format(label=solution)
                 text = f"<details>\n<summary>{summary}</summary>\n\n{text}\n\n</details>"
             if text:
-                cells.append(_markdown_cell(nbformat, text))
+                cells.append(nbformat.v4.new_markdown_cell(text))
             if marker is not None and solution is None:
                 solution = marker["label"]
                 head = WORDS[page.language]["solution"].format(label=solution)
-                cells.append(_markdown_cell(nbformat, head))
+                cells.append(nbformat.v4.new_markdown_cell(head))
             elif marker is not None:
                 solution = None
     if solution is not None:
@@ -265,7 +250,7 @@ def to_jupyter(nb, page: Page) -> None:
         if glued:
             about += words["numbers"].format(mark=MARK, run=page.book_run.run)
         first = 1 if cells[0].cell_type == "markdown" else 0
-        cells.insert(first, _markdown_cell(nbformat, about))
+        cells.insert(first, nbformat.v4.new_markdown_cell(about))
     for cell in cells:
         if cell.cell_type == "markdown" and (left := myst_left(cell.source)):
             raise MystLeft(f"MyST left in a markdown cell: {left[0]!r} in {cell.source[:80]!r}")
