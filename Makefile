@@ -18,7 +18,7 @@ CLAIMS := _build/claims
 # Not under _build/: nbmake skips every path that has a "_build" folder in it.
 EXECUTED := .executed
 TIMES := _build/timings.txt
-# MathJax, require.js and the widget manager, served by the site itself (tools/vendor_assets.py)
+# MathJax, require.js and the widget manager, served by the site itself (tools/pages/vendor_assets.py)
 ASSETS := _vendor/ASSETS.json
 TEST_ASSETS := _vendor-test/ASSETS.json
 # Every path below is quoted: a checkout may live under "我的 书/pt book".
@@ -58,20 +58,20 @@ $(STAMP): requirements.txt pyproject.toml
 
 install: $(STAMP)
 
-$(ASSETS): tools/vendor_assets.py _config.yml $(STAMP)
-	"$(BIN)/python" -m tools.vendor_assets
+$(ASSETS): tools/pages/vendor_assets.py _config.yml $(STAMP)
+	"$(BIN)/python" -m tools.pages.vendor_assets
 	touch "$(ASSETS)"
 
-# axe-core, for the browser test only (not served): tools/vendor_assets.py TEST_ASSETS
-$(TEST_ASSETS): tools/vendor_assets.py $(STAMP)
-	"$(BIN)/python" -m tools.vendor_assets
+# axe-core, for the browser test only (not served): tools/pages/vendor_assets.py TEST_ASSETS
+$(TEST_ASSETS): tools/pages/vendor_assets.py $(STAMP)
+	"$(BIN)/python" -m tools.pages.vendor_assets
 	touch "$(TEST_ASSETS)"
 
 assets: $(ASSETS) $(TEST_ASSETS)
 
 # A generated file changed by hand is kept and reported; REPLACE=path discards that change.
 sync: $(STAMP)
-	"$(BIN)/python" -m tools.sync_notebooks $(if $(REPLACE),--replace $(REPLACE))
+	"$(BIN)/python" -m tools.build.sync_notebooks $(if $(REPLACE),--replace $(REPLACE))
 
 # The claims appendix is made from the records the chapters write while they execute: build,
 # write the appendix from this build's records, then build again (only the appendix changes).
@@ -81,19 +81,19 @@ sync: $(STAMP)
 # build re-reads only pages whose source or cache record changed (book/_ext/cache_records.py).
 # New records come from make nbmake, whose executed copies ($(EXECUTED)/) are an input; not the
 # cache's database, which every build that reads from it writes to.
-BOOK_TOOLS := tools/chapter_format.py tools/generated.py tools/jupyter_markdown.py \
-  tools/book_run.py notebooks/book-run.json
+BOOK_TOOLS := tools/build/chapter_format.py tools/build/generated.py tools/build/jupyter_markdown.py \
+  tools/build/book_run.py notebooks/book-run.json
 # (not the appendix pages: the appendix stage writes them, after sync)
 SYNC_IN := $(filter-out %/appendix_claims.md %/appendix_glossary.md,\
   $(wildcard book/*.md book/zh/*.md notebooks/*.ipynb notebooks/zh/*.ipynb)) \
-  _config.yml tools/sync_notebooks.py tools/zh_edition.py $(BOOK_TOOLS)
+  _config.yml tools/build/sync_notebooks.py tools/build/zh_edition.py $(BOOK_TOOLS)
 APPENDIX_IN := claims/ledger.yml $(wildcard claims/records/*.jsonl $(CLAIMS)/*.jsonl) \
-  $(wildcard book/*.md book/zh/*.md) book/zh/glossary.yml tools/claims_appendix.py \
-  tools/glossary.py $(BOOK_TOOLS)
+  $(wildcard book/*.md book/zh/*.md) book/zh/glossary.yml tools/pages/claims_appendix.py \
+  tools/build/glossary.py $(BOOK_TOOLS)
 SITE_IN := $(shell find book -type f -not -path 'book/zh/*' 2>/dev/null) _config.yml \
   _toc.yml $(ASSETS) $(wildcard $(EXECUTED)/*.ipynb)
 SITE_ZH_IN := $(shell find book/zh -type f 2>/dev/null) $(wildcard book/_ext/*.py book/_static/*) \
-  tools/zh_edition.py tools/glossary.py
+  tools/build/zh_edition.py tools/build/glossary.py
 STAGE := _build/.stage
 # Each stage notes its seconds in $(STAGE)/times; `make book` prints and clears them (issue 36:
 # where the seconds of an edit loop go). NOW is a clock that works with any make and shell.
@@ -106,30 +106,30 @@ $(STAGE):
 	mkdir -p "$(STAGE)"
 $(STAGE)/sync: $(STAMP) $(SYNC_IN) | $(STAGE)
 	start=$$($(NOW))
-	"$(BIN)/python" -m tools.sync_notebooks
+	"$(BIN)/python" -m tools.build.sync_notebooks
 	$(stage_done)
 $(STAGE)/appendix: $(STAGE)/sync $(APPENDIX_IN)
 	start=$$($(NOW))
-	"$(BIN)/python" -m tools.claims_appendix
-	"$(BIN)/python" -m tools.glossary
+	"$(BIN)/python" -m tools.pages.claims_appendix
+	"$(BIN)/python" -m tools.build.glossary
 	$(stage_done)
 $(STAGE)/site: $(STAGE)/sync $(STAGE)/appendix $(SITE_IN)
 	start=$$($(NOW))
 	mkdir -p "$(CLAIMS)"
 	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/book.jsonl" "$(BIN)/jupyter-book" build -W --keep-going .
 	# a second build only when this build's records changed the claims appendix
-	if "$(BIN)/python" -m tools.claims_appendix | grep -q "^wrote book/appendix_claims.md"; then
+	if "$(BIN)/python" -m tools.pages.claims_appendix | grep -q "^wrote book/appendix_claims.md"; then
 	  "$(BIN)/jupyter-book" build -W --keep-going .
 	fi
 	$(stage_done)
 # SIDE_BY_SIDE=1 (set by `make book`, see there): the Chinese build does not wait for the English
 $(STAGE)/site-zh: $(STAGE)/appendix $(SITE_ZH_IN) $(if $(SIDE_BY_SIDE),,$(STAGE)/site)
 	start=$$($(NOW))
-	"$(BIN)/python" -m tools.zh_edition build
+	"$(BIN)/python" -m tools.build.zh_edition build
 	$(stage_done)
 $(STAGE)/pdf-link: $(STAGE)/site-zh $(wildcard _build/pdf/*.pdf)
 	start=$$($(NOW))
-	"$(BIN)/python" -m tools.pdf --publish
+	"$(BIN)/python" -m tools.pages.pdf --publish
 	$(stage_done)
 
 # (the sub-makes of `book` get FORCE= : the stages are removed once)
@@ -146,7 +146,7 @@ book: $(STAMP) $(ASSETS)
 	# only a chapter edited since the last English build can have code the cache lacks
 	if ! $(MAKE) -sq FORCE= SIDE_BY_SIDE=1 $(STAGE)/site && ! $(MAKE) -sq FORCE= SIDE_BY_SIDE=1 $(STAGE)/site-zh \
 	    && [ -e "$(STAGE)/site" ] && edited=$$(find book -maxdepth 1 -name '[0-9]*.md' -newer "$(STAGE)/site") \
-	    && { [ -z "$$edited" ] || "$(BIN)/python" -m tools.cache_executed --would-execute $$edited; }; then
+	    && { [ -z "$$edited" ] || "$(BIN)/python" -m tools.build.cache_executed --would-execute $$edited; }; then
 	  $(MAKE) --no-print-directory -j2 --output-sync=target FORCE= SIDE_BY_SIDE=1 \
 	    $(STAGE)/site $(STAGE)/site-zh
 	fi
@@ -163,12 +163,8 @@ lint: $(STAMP)
 
 unit: $(STAMP)
 	"$(BIN)/python" -m pytest -q -n $(UNIT_WORKERS) --durations=10 tests \
-	  --ignore=tests/test_built_book.py \
-	  --ignore=tests/test_built_book_zh.py --ignore=tests/test_stated_run_times.py \
-	  --ignore=tests/test_student_edition_runs.py \
-	  --ignore=tests/test_grade_class.py --ignore=tests/test_forgeries.py \
-	  --ignore=tests/test_site_offline.py \
-	  --ignore=tests/test_lab_browser.py --ignore=tests/test_pdf.py
+	  --ignore=tests/book --ignore=tests/chapters/test_student_edition_runs.py \
+	  --ignore=tests/tools/teach/test_grade_class.py --ignore=tests/tools/teach/test_forgeries.py
 
 # Each chapter is executed once, here: nbmake runs a copy of notebooks/ and keeps the outputs,
 # which then go into the jupyter-cache that the book build reads.
@@ -180,23 +176,23 @@ nbmake: $(STAMP)
 	  "$(BIN)/python" -m pytest -q -p no:cacheprovider --nbmake --overwrite \
 	  --nbmake-timeout=300 -n $(NB_WORKERS) --durations=0 \
 	  --junitxml=_build/nbmake-junit.xml "$(EXECUTED)"
-	"$(BIN)/python" -m tools.cache_executed "$(EXECUTED)"
+	"$(BIN)/python" -m tools.build.cache_executed "$(EXECUTED)"
 
 # The glued numbers of the executed run (make nbmake's $(EXECUTED)/) become the numbers the
 # notebooks show, marked as the book's run (notebooks/book-run.json, committed; then make sync)
 record-run: $(STAMP)
-	"$(BIN)/python" -m tools.book_run "$(EXECUTED)"
-	"$(BIN)/python" -m tools.sync_notebooks
+	"$(BIN)/python" -m tools.build.book_run "$(EXECUTED)"
+	"$(BIN)/python" -m tools.build.sync_notebooks
 
-# What each chapter asks of a reader, as the rendered page shows it (tools/readability.py);
+# What each chapter asks of a reader, as the rendered page shows it (tools/check/readability.py);
 # exits 1 while a chapter is over a budget (issue 43's reading pass brings them under)
 readability: $(STAMP)
-	"$(BIN)/python" -m tools.readability
+	"$(BIN)/python" -m tools.check.readability
 
 # The claims ledger (both editions) and the Chinese edition's glossary, generated pages
 appendix: $(STAMP)
-	"$(BIN)/python" -m tools.claims_appendix
-	"$(BIN)/python" -m tools.glossary
+	"$(BIN)/python" -m tools.pages.claims_appendix
+	"$(BIN)/python" -m tools.build.glossary
 
 # The test build renders from the cache that `make nbmake` filled: it must execute nothing.
 # The Chinese edition (book/zh/ -> _build/html/zh/) has the English code, so the same records.
@@ -204,7 +200,7 @@ build-book: appendix $(ASSETS)
 	mkdir -p "$(CLAIMS)"
 	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/book.jsonl" "$(BIN)/jupyter-book" build -W \
 	  --keep-going . 2>&1 | tee _build/build.log
-	"$(BIN)/python" -m tools.zh_edition build 2>&1 | tee _build/build-zh.log
+	"$(BIN)/python" -m tools.build.zh_edition build 2>&1 | tee _build/build-zh.log
 	if grep -n "Executing notebook" _build/build.log _build/build-zh.log; then
 	  echo "the build executed a chapter that nbmake had run: the cache did not match"; exit 1
 	fi
@@ -212,18 +208,18 @@ build-book: appendix $(ASSETS)
 # The built HTML, then every page in Chromium with the network cut (skipped, saying why, when
 # this machine has no Chromium: .ci/run installs it).
 html-test: $(STAMP) $(TEST_ASSETS)
-	BOOK_REQUIRE_HTML=1 "$(BIN)/python" -m pytest -q -rs --durations=15 tests/test_built_book.py \
-	  tests/test_built_book_zh.py tests/test_stated_run_times.py tests/test_prose_numbers.py \
-	  tests/test_site_offline.py tests/test_lab_browser.py tests/test_pdf.py
+	BOOK_REQUIRE_HTML=1 "$(BIN)/python" -m pytest -q -rs --durations=15 tests/book \
+	  tests/tools/check/test_prose_numbers.py
 
 # The student edition of every chapter, executed once each, with every exercise's wrong
-# answers and solution tried in the same kernel (tests/test_student_edition_runs.py).
+# answers and solution tried in the same kernel (tests/chapters/test_student_edition_runs.py).
 student-check: $(STAMP)
-	"$(BIN)/python" -m pytest -q tests/test_student_edition_runs.py --durations=0
+	"$(BIN)/python" -m pytest -q tests/chapters/test_student_edition_runs.py --durations=0
 
 # The class grader on a synthetic class, and on forgeries (a kernel per submission).
 class-check: $(STAMP)
-	"$(BIN)/python" -m pytest -q --durations=10 tests/test_grade_class.py tests/test_forgeries.py
+	"$(BIN)/python" -m pytest -q --durations=10 tests/tools/teach/test_grade_class.py \
+	  tests/tools/teach/test_forgeries.py
 
 # nbmake runs first and alone: its outputs are the book's, so its measurements get the cores.
 # The rest executes no chapter (build, HTML checks), or is made to hold with a core busy
@@ -261,41 +257,41 @@ test: $(STAMP)
 	@echo "make test: all checks passed"
 
 # JupyterLab on the learner's own copies (workspace/, never overwritten): BOOK_LANG=zh for the
-# Chinese edition, EDITION=student for the exercise-only copies (tools/lab.py)
+# Chinese edition, EDITION=student for the exercise-only copies (tools/teach/lab.py)
 lab: sync
-	"$(BIN)/python" -m tools.lab --lang "$(or $(BOOK_LANG),en)" --edition "$(or $(EDITION),book)"
+	"$(BIN)/python" -m tools.teach.lab --lang "$(or $(BOOK_LANG),en)" --edition "$(or $(EDITION),book)"
 
-# The book as PDFs, printed from the built site by Chromium (tools/pdf.py): after make book.
+# The book as PDFs, printed from the built site by Chromium (tools/pages/pdf.py): after make book.
 # EDITION=student leaves the solutions out.
 pdf: $(STAMP)
-	"$(BIN)/python" -m tools.pdf --edition "$(or $(EDITION),book)" $(PDF_FLAGS)
+	"$(BIN)/python" -m tools.pages.pdf --edition "$(or $(EDITION),book)" $(PDF_FLAGS)
 
 student: $(STAMP)
-	"$(BIN)/python" -m tools.student_edition --out student $(if $(REPLACE),--replace $(REPLACE))
+	"$(BIN)/python" -m tools.teach.student_edition --out student $(if $(REPLACE),--replace $(REPLACE))
 
 grade: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make grade NB=path/to/notebook.ipynb"; exit 2; }
-	"$(BIN)/python" -m tools.grade "$(NB)" $(if $(TIMEOUT),--timeout "$(TIMEOUT)")
+	"$(BIN)/python" -m tools.teach.grade "$(NB)" $(if $(TIMEOUT),--timeout "$(TIMEOUT)")
 
 # CHAPTER=NN is optional (detected from each notebook's check cells); OUT defaults to DIR
 grade-class: $(STAMP)
 	@test -n "$(DIR)" || { echo "usage: make grade-class DIR=submissions/ [CHAPTER=NN] [TIMEOUT=s] [REGRADE=1]"; exit 2; }
-	"$(BIN)/python" -m tools.grade_class "$(DIR)" --out "$(or $(OUT),$(DIR))" \
+	"$(BIN)/python" -m tools.teach.grade_class "$(DIR)" --out "$(or $(OUT),$(DIR))" \
 	  $(if $(CHAPTER),--chapter "$(CHAPTER)") $(if $(TIMEOUT),--timeout "$(TIMEOUT)") \
 	  $(if $(REGRADE),--regrade)
 
 bench: $(STAMP)
-	"$(BIN)/python" -m tools.bench $(if $(CELLS),--cells "$(CELLS)") notebooks/*.ipynb
-	"$(BIN)/python" -m tools.bench_train
+	"$(BIN)/python" -m tools.check.bench $(if $(CELLS),--cells "$(CELLS)") notebooks/*.ipynb
+	"$(BIN)/python" -m tools.check.bench_train
 
 stress: $(STAMP)
-	"$(BIN)/python" -m tools.stress_claims
+	"$(BIN)/python" -m tools.check.stress_claims
 
 # Every chapter once per setting, with every seed its code cells set shifted by that much
-# (tools/shift_seeds.py): a claim holds for any draw, not for seed 0. Table: _build/.
+# (tools/check/shift_seeds.py): a claim holds for any draw, not for seed 0. Table: _build/.
 SEEDS ?= 1,2,3,4,5
 stress-seeds: $(STAMP)
-	"$(BIN)/python" -m tools.stress_claims --seeds "$(SEEDS)" --out _build/stress-seeds.md \
+	"$(BIN)/python" -m tools.check.stress_claims --seeds "$(SEEDS)" --out _build/stress-seeds.md \
 	  $(CHAPTERS)
 
 # Every chapter under nbmake in a second venv with another torch: $(1) venv, $(2) what to pip
@@ -336,9 +332,9 @@ test-newest:
 	$(call nbmake_in_venv,$(VENV_NEWEST),--upgrade $(NEWEST_FROM) torch torchvision,$(NEWEST),PIP_CONFIG_FILE=/dev/null)
 
 # Each chapter alone in an empty folder, in a venv with only Colab's preinstalled packages and
-# the helpers' wheel, with the network cut (tools/colab_check.py). COLAB_TORCH picks the torch.
+# the helpers' wheel, with the network cut (tools/check/colab_check.py). COLAB_TORCH picks the torch.
 colab-check: $(STAMP)
-	"$(BIN)/python" -m tools.colab_check $(if $(COLAB_TORCH),--torch $(COLAB_TORCH))
+	"$(BIN)/python" -m tools.check.colab_check $(if $(COLAB_TORCH),--torch $(COLAB_TORCH))
 
 # Mutation testing of the helpers the chapters rely on, with their unit tests (mutmut,
 # configured in pyproject.toml). Slow (most of an hour on 2 cores), so not part of `make test`;
@@ -347,7 +343,7 @@ mutate: $(STAMP)
 	"$(BIN)/python" -m pip install -q "mutmut==3.8.1"
 	"$(BIN)/mutmut" run --max-children 2
 	mkdir -p _build && "$(BIN)/mutmut" results --all true > _build/mutation-results.txt
-	"$(BIN)/python" -m tools.mutation_report _build/mutation-results.txt --out _build/mutation.md
+	"$(BIN)/python" -m tools.check.mutation_report _build/mutation-results.txt --out _build/mutation.md
 
 clean:
 	rm -rf _build "$(EXECUTED)" .executed-oldest .executed-newest .executed-nightly

@@ -4,7 +4,7 @@ import pytest
 @pytest.fixture(scope="session")
 def student_dir(tmp_path_factory):
     """The student edition of every chapter, written once per test session."""
-    from tools import student_edition
+    from tools.teach import student_edition
 
     out = tmp_path_factory.mktemp("student")
     student_edition.write_student_edition(out)

@@ -1,5 +1,5 @@
 // Accessible names that match what a reader sees (WCAG 2.5.3 "label in name"; found by the
-// axe-core audit of tests/test_site_offline.py). The theme gives some controls an aria-label
+// axe-core audit of tests/book/test_site_offline.py). The theme gives some controls an aria-label
 // that leaves out their visible text ("Search" on a button reading "Search Ctrl+K", "Toggle
 // hidden content" on "Show code cell source"); a voice-control user says the visible words.
 // ipywidgets' slider handle (noUiSlider) has no name at all: it gets its widget's label.

@@ -2,7 +2,7 @@
 // require.js's configuration. The Jupyter widget manager (embed-amd.js) defines its modules
 // under "@jupyter-widgets/..." and loads its icon fonts from beside the module's URL, which
 // require.js would otherwise guess from the page's own folder; point it at the copy this site
-// serves in _static/html-manager/dist/ (brought in by tools/vendor_assets.py).
+// serves in _static/html-manager/dist/ (brought in by tools/pages/vendor_assets.py).
 var require = {
   paths: {
     "@jupyter-widgets/html-manager/dist": new URL("html-manager/dist", document.currentScript.src).href,

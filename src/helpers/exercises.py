@@ -9,7 +9,7 @@ The check prints one line for the learner and, when ``BOOK_EXERCISES_LOG`` names
 appends the same verdict as a JSON line. The autograder reads that line only as the
 notebook's claim (its hint, or "not attempted"): code in the notebook could have written it,
 so a "passed" is re-checked by the grader, which runs the book's own check code in a process
-of its own on the answer taken across as data (tools/trusted_check.py, issue 34).
+of its own on the answer taken across as data (tools/teach/trusted_check.py, issue 34).
 """
 
 from __future__ import annotations

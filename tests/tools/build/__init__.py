@@ -1,0 +1,1 @@
+"""Tests of tools/build: test_NAME.py tests tools/build/NAME.py."""

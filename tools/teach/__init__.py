@@ -1,0 +1,7 @@
+"""Teaching with the book: the learner's JupyterLab (``lab``, with its settings in
+``lab-settings/``), the student edition (``student_edition``), the grader of one notebook
+(``grade``) and of a class (``grade_class``), and the trusted run of the book's checks that
+both use (``trusted_check``).
+
+May import ``tools.build``; nothing else of ``tools``.
+"""
