@@ -6,7 +6,7 @@ import jupytext
 import pytest
 import yaml
 
-from tools.build.chapter_format import chapters, exercise_labels
+from tools.build.chapter_format import RUN_TIME_RE, chapters, exercise_labels
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = chapters()
@@ -47,4 +47,4 @@ def test_chapter_structure(chapter):
         assert f'check_exercise("{label}")' in text, f"{label}: automatic check"
     assert text.count(":::{solution-start}") == text.count(":::{solution-end}")
     assert "## Summary" in text and "**Where this comes from.**" in text
-    assert "*Runs in about" in text, "state the chapter's CPU run time"
+    assert RUN_TIME_RE.search(text), "state the chapter's CPU run time"

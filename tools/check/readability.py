@@ -12,7 +12,9 @@ dropdowns (``:class: dropdown``: "Deep dive", optional asides) and code cells th
   ``assert`` statements, ``glue(...)`` and ``remeasure(...)`` calls (found with Python's
   parser, not by text);
 - **ids**: claim IDs (C05, C113) in the prose;
-- **minutes**: a reading-time estimate, 200 words and 20 code lines a minute.
+- **minutes**: a reading-time estimate, 200 words and 20 code lines a minute; each chapter's
+  header states it ("*Reading time about N min.", "*阅读约 N 分钟。"), rounded to 5 minutes
+  (:func:`stated_minutes`, :func:`reading_time_problem`).
 
 It exits 1 when a chapter is over a budget (``BUDGETS``: book/README.md and issue 43).
 """
@@ -41,6 +43,8 @@ WORDS_PER_MINUTE, CODE_LINES_PER_MINUTE = 200, 20
 WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.'’\-]*")
 ROLE_RE = re.compile(r"\{[a-z][\w:-]*\}`[^`]*`")
 MATH_RE = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
+STATED_MINUTES_RE = re.compile(r"^\*(?:Reading time about (\d+) min\.|阅读约 (\d+) 分钟。)", re.M)
+MINUTES_SLACK = 5  # the header rounds to 5 minutes; an estimate off by more is stale
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,24 @@ def measure(page: Path) -> Reading:
     return Reading(name, words, code, verify, cell_lines, ids)
 
 
+def stated_minutes(text: str) -> int | None:
+    """The reading time a chapter's header states, or None."""
+    match = STATED_MINUTES_RE.search(text)
+    return int(match[1] or match[2]) if match else None
+
+
+def reading_time_problem(page: Path, reading: Reading) -> str | None:
+    """What is wrong with the header's reading time (missing, or off the estimate by more than
+    ``MINUTES_SLACK``), or None."""
+    stated = stated_minutes(page.read_text(encoding="utf-8"))
+    if stated is None:
+        return f"{reading.chapter}: no reading time in the header ('*Reading time about N min.')"
+    if abs(stated - reading.minutes) > MINUTES_SLACK:
+        return (f"{reading.chapter}: the header says about {stated} min to read, the page "
+                f"measures {reading.minutes}: update the header")
+    return None
+
+
 def table(readings: list[Reading]) -> str:
     rows = ["| chapter | words | visible code lines | only verify | claim IDs | minutes |",
             "|---|---:|---:|---:|---:|---:|"]
@@ -158,12 +180,16 @@ def main() -> int:
     readings = [measure(page) for page in pages]
     print(table(readings))
     over = [(r.chapter, r.over()) for r in readings if r.over()]
+    stale = [p for page, r in zip(pages, readings, strict=True)
+             if (p := reading_time_problem(page, r))]
+    for problem in stale:
+        print(f"header: {problem}")
     for chapter, reasons in over:
         print(f"over budget: {chapter}: " + "; ".join(reasons))
     print(f"budgets: {BUDGETS['words']:,} words, {BUDGETS['verify']:.0%} of visible code "
           f"only verifying, {BUDGETS['ids']} claim IDs in prose: {len(over)} of "
           f"{len(readings)} pages over")
-    return 1 if over else 0
+    return 1 if over or stale else 0
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -40,18 +39,17 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from helpers.exercises import EXERCISES_LOG_ENV_VAR
-from tools.build.chapter_format import BOOK, CHECK_RE, STUB_RE, chapters
+from tools.build.chapter_format import BOOK, CHECK_RE, RUN_TIME_RE, STUB_RE, chapters
 from tools.teach.trusted_check import SANDBOX_ONLY, BookCheck, Bridge, book_checks, run_book_check
 
 TIME_FACTOR, TIME_FLOOR_S = 8, 120  # default limit: 8x the chapter's stated run time, >= 120 s
-STATED_RE = re.compile(r"^\*Runs in about (\d+) s\b", re.MULTILINE)
 
 
 def default_timeout(chapter: Path | None) -> int:
     """Seconds a notebook of ``chapter`` may run: TIME_FACTOR x its stated run time, at least
     TIME_FLOOR_S (600 s for a chapter that states none, or no chapter). The one rule behind
     ``make grade`` (a cell's limit) and ``make grade-class`` (a whole notebook's)."""
-    stated = STATED_RE.search(chapter.read_text(encoding="utf-8")) if chapter else None
+    stated = RUN_TIME_RE.search(chapter.read_text(encoding="utf-8")) if chapter else None
     return max(TIME_FLOOR_S, TIME_FACTOR * int(stated[1])) if stated else 600
 
 

@@ -117,3 +117,35 @@ def test_the_table_lists_every_chapter_of_both_editions():
     for page in chapters(BOOK):
         assert f"| {page.stem} |" in result.stdout and f"| zh/{page.stem} |" in result.stdout
     assert result.returncode == (1 if "over budget:" in result.stdout else 0)
+
+
+def test_the_stated_reading_time_is_read_and_checked_against_the_measure(tmp_path):
+    assert readability.stated_minutes("*Reading time about 45 min. Runs in about 9 s.*") == 45
+    assert readability.stated_minutes("*阅读约 50 分钟。在双核 CPU 上运行约 15 秒。*") == 50
+    assert readability.stated_minutes("*Runs in about 9 s on a 2-core CPU.*") is None
+    page = tmp_path / "99_demo.md"
+    measured = readability.Reading("99_demo", 2000, 100, 0, 100, 0)  # 10 + 5 = 15 minutes
+    for stated, problem in [(15, None), (20, None), (10, None), (25, "update the header"),
+                            (5, "update the header"), (None, "no reading time")]:
+        page.write_text("# 99\n\n" + (f"*Reading time about {stated} min. Runs in about 5 s.*\n"
+                                      if stated else "*Runs in about 5 s.*\n"), encoding="utf-8")
+        found = readability.reading_time_problem(page, measured)
+        assert (found is None) if problem is None else (problem in found), (stated, found)
+
+
+# The pages that issue 43's reading pass has not yet brought within the budgets. Each must
+# still be over one (a page that meets them all leaves the set: the set cannot go stale);
+# every other page must meet them all and state its reading time.
+NOT_YET = {"05_debugging", "zh/05_debugging"}
+PAGES = chapters(BOOK) + chapters(BOOK / "zh")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: readability.measure(p).chapter)
+def test_every_chapter_meets_the_reading_budgets_and_states_its_reading_time(page):
+    reading = readability.measure(page)
+    problems = reading.over() + [p for p in [readability.reading_time_problem(page, reading)]
+                                 if p]
+    if reading.chapter in NOT_YET:
+        assert problems, f"{reading.chapter} meets every budget now: take it off NOT_YET"
+    else:
+        assert not problems, "; ".join(problems)
