@@ -89,7 +89,7 @@ SYNC_IN := $(filter-out %/appendix_claims.md %/appendix_glossary.md,\
   _config.yml tools/build/sync_notebooks.py tools/build/zh_edition.py $(BOOK_TOOLS)
 APPENDIX_IN := claims/ledger.yml $(wildcard claims/records/*.jsonl $(CLAIMS)/*.jsonl) \
   $(wildcard book/*.md book/zh/*.md) book/zh/glossary.yml tools/pages/claims_appendix.py \
-  tools/build/glossary.py $(BOOK_TOOLS)
+  tools/pages/chapter_map.py tools/build/glossary.py $(BOOK_TOOLS)
 SITE_IN := $(shell find book -type f -not -path 'book/zh/*' 2>/dev/null) _config.yml \
   _toc.yml $(ASSETS) $(wildcard $(EXECUTED)/*.ipynb)
 SITE_ZH_IN := $(shell find book/zh -type f 2>/dev/null) $(wildcard book/_ext/*.py book/_static/*) \
@@ -111,6 +111,7 @@ $(STAGE)/sync: $(STAMP) $(SYNC_IN) | $(STAGE)
 $(STAGE)/appendix: $(STAGE)/sync $(APPENDIX_IN)
 	start=$$($(NOW))
 	"$(BIN)/python" -m tools.pages.claims_appendix
+	"$(BIN)/python" -m tools.pages.chapter_map
 	"$(BIN)/python" -m tools.build.glossary
 	$(stage_done)
 $(STAGE)/site: $(STAGE)/sync $(STAGE)/appendix $(SITE_IN)
@@ -189,9 +190,11 @@ record-run: $(STAMP)
 readability: $(STAMP)
 	"$(BIN)/python" -m tools.check.readability
 
-# The claims ledger (both editions) and the Chinese edition's glossary, generated pages
+# The claims ledger and the intro's chapter map (both editions) and the Chinese edition's
+# glossary, generated pages
 appendix: $(STAMP)
 	"$(BIN)/python" -m tools.pages.claims_appendix
+	"$(BIN)/python" -m tools.pages.chapter_map
 	"$(BIN)/python" -m tools.build.glossary
 
 # The test build renders from the cache that `make nbmake` filled: it must execute nothing.
