@@ -13,9 +13,11 @@ MyST is left in its markdown cells (book/README.md, "Two renderings"):
   7; VS Code ignores it; ``cellView: form`` for Colab, whose form view shows the cell's first line,
   ``# @title Solution to exNN-k``, as its title) and its prose sits in a ``<details>``
   block, under a line that says it is the solution; Run All still runs it;
-- a code cell the site shows folded (tag ``hide-input``: a figure's plotting code, a check's
-  harness) is folded the same way, its output shown; not the setup cell, which a notebook
-  shows (the learner sees what is installed and imported);
+- a code cell the site shows folded (tag ``hide-input``: a figure's plotting code, a claim's
+  "How this is checked" cell) is folded the same way, its output shown; it must start with a
+  ``# @title`` line (the fold's label on the site, its first line in JupyterLab, its title on
+  Colab); not the setup cell, which a notebook shows (the learner sees what is installed and
+  imported);
 - an admonition becomes a ``<details>`` block (``:class: dropdown``) or a block quote;
 - a link to a chapter or a section (``06_memory.md#anchor``, ``#anchor``) becomes a link to that
   page and section of the published site, whose address is written once, in ``_config.yml``
@@ -44,6 +46,7 @@ MARK = "†"  # after a number from the book's run
 # The first line of each code cell of a solution: a folded cell shows its first line in
 # JupyterLab (so not the answer's), and Colab's form view shows it as the cell's title.
 SOLUTION_TITLE = "# @title Solution to {label}"
+CHECK_TITLE = "# @title How this is checked"  # a claim's folded check (book/_ext/fold_titles.py)
 
 # A MyST block construct left in Jupyter markdown (a role is found as _inline reads it)
 RAW_BLOCK_RE = re.compile(r"^(:{3,}|`{3,})\{|^:[\w-]+:( |$)|^%( |$)|^\(\S+\)=\s*$", re.M)
@@ -213,6 +216,11 @@ def to_jupyter(nb, page: Page) -> None:
     first_code = next((c for c in nb.cells if c.cell_type == "code"), None)
     for cell in nb.cells:
         if cell is not first_code and "hide-input" in cell.metadata.get("tags", []):
+            if not cell.source.startswith("# @title "):
+                raise MystLeft(f"a folded (hide-input) code cell must start with a '# @title' "
+                               f"line naming what it holds ('{CHECK_TITLE}'): JupyterLab "
+                               f"shows a folded cell's first line, Colab its title, the site "
+                               f"its fold label; found {cell.source[:60]!r}")
             fold(cell)  # as the site shows it: the output, the code one click away
         if cell.cell_type != "markdown":
             if solution is not None and cell.cell_type == "code":

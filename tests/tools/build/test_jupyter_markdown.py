@@ -17,7 +17,7 @@ from tools.build.chapter_format import (
     notebook_for,
     solution_code,
 )
-from tools.build.jupyter_markdown import MARK, MystLeft, myst_left, site_url
+from tools.build.jupyter_markdown import CHECK_TITLE, MARK, MystLeft, myst_left, site_url
 from tools.teach import lab
 from tools.teach.student_edition import write_student_edition
 
@@ -249,3 +249,26 @@ def test_the_notebook_still_runs_its_solution(tmp_path):
     outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
                       for o in c.outputs)
     assert "ex03-1" in outputs and "passed" in outputs, outputs
+
+
+CHECK = """The lesson.
+
+```{code-cell} ipython3
+:tags: [hide-input]
+
+# @title How this is checked
+with claim("C01", "one"):
+    assert 1 == 1
+```
+"""
+
+
+def test_a_check_cell_is_folded_and_must_name_itself():
+    """A folded cell without its '# @title' line would show its first code line in
+    JupyterLab and an untitled form on Colab: refused."""
+    check = convert(CHECK)[-1]
+    assert check["metadata"]["jupyter"] == {"source_hidden": True}
+    assert check["metadata"]["cellView"] == "form"
+    assert "".join(check["source"]).startswith(CHECK_TITLE + "\n")
+    with pytest.raises(MystLeft, match="must start with a '# @title' line"):
+        convert(CHECK.replace(CHECK_TITLE + "\n", ""))
