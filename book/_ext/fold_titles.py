@@ -1,7 +1,7 @@
 """A folded code cell's label is its ``# @title`` line, in the page's language.
 
-A cell the page folds (``hide-input``: a claim's "How this is checked" cell, a figure's plotting
-code) starts with one line naming what is folded::
+A cell the page folds (``hide-input``: a claim's "How this is checked" cell, an exercise's
+"Check your answer" cell, a figure's plotting code) starts with one line naming what is folded::
 
     # @title How this is checked
 
@@ -25,6 +25,7 @@ TITLE_RE = re.compile(r"\A# @title (?P<title>[^\n]+)\n?")
 TITLES_ZH = {
     "How this is checked": "如何验证",
     "The code that draws the figure": "绘图代码",
+    "Check your answer": "检查你的答案",
 }
 
 
