@@ -18,11 +18,7 @@ from .glue import glue as glue
 # Every public name, and the submodule that defines it: the one list of what helpers exports.
 _EXPORTS: dict[str, str] = {
     "load_checkpoint": "checkpoint",
-    "rng_state": "checkpoint",
     "save_checkpoint": "checkpoint",
-    "set_rng_state": "checkpoint",
-    "strip_compile_prefix": "checkpoint",
-    "unwrap_compiled": "checkpoint",
     "ClaimRecord": "claims",
     "claim": "claims",
     "claim_records": "claims",
@@ -71,6 +67,8 @@ _EXPORTS: dict[str, str] = {
     "GradNormRecorder": "monitor",
     "NaNGuard": "monitor",
     "has_nonfinite": "monitor",
+    "rng_state": "random_state",
+    "set_rng_state": "random_state",
     "fingerprint": "seed",
     "needs_cublas_workspace_config": "seed",
     "set_seed": "seed",
@@ -89,6 +87,8 @@ _EXPORTS: dict[str, str] = {
     "WhatTheWorkerSees": "workers",
     "private_dirty_kib": "workers",
     "reseed_dataset_rng": "workers",
+    "strip_compile_prefix": "wrappers",
+    "unwrap_compiled": "wrappers",
 }
 
 __all__ = sorted(_EXPORTS)

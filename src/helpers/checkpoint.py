@@ -20,29 +20,33 @@ generators are put back as they were.
 from __future__ import annotations
 
 import copy
-import io
 import itertools
 import os
-import pickle
-import random
-import re
-import struct
-import warnings
-import zipfile
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 
 from .atomic import remove_stale_temps, write_atomically
+
+# The file (what it can hold, reading it back intact), the random generators and the wrappers'
+# prefixes have modules of their own; their names stay importable from here, as they were.
+from .checkpoint_file import LOAD_ERRORS as LOAD_ERRORS
+from .checkpoint_file import UncheckedArchiveWarning as UncheckedArchiveWarning
+from .checkpoint_file import _check_extra, _read_payload
+from .random_state import RNG_KEYS as RNG_KEYS
+from .random_state import _apply_rng_state, check_rng_state, rng_state
+from .random_state import set_rng_state as set_rng_state
+from .validate import first_line as _first_line
 from .validate import require_bool
+from .wrappers import COMPILE_PREFIX as COMPILE_PREFIX
+from .wrappers import WRAPPER_PREFIXES as WRAPPER_PREFIXES
+from .wrappers import _without_wrapper_prefixes, unwrap_model
+from .wrappers import strip_compile_prefix as strip_compile_prefix
+from .wrappers import unwrap_compiled as unwrap_compiled
 
 FORMAT_VERSION = 1
-COMPILE_PREFIX = "_orig_mod."
-# What torch.compile, nn.DataParallel and DistributedDataParallel put before every key.
-WRAPPER_PREFIXES = (COMPILE_PREFIX, "module.")
 CHECKPOINT_KEYS = ("format", "model", "optimizer", "scheduler", "step", "epoch", "rng", "extra")
 # Written since the scaler was added; a checkpoint without it (older) reads as scaler=None.
 OPTIONAL_KEYS = ("scaler",)
@@ -50,153 +54,8 @@ OPTIONAL_KEYS = ("scaler",)
 # loading, see PyTorch's Optimizer.load_state_dict).
 NOT_HYPERPARAMETERS = frozenset({"params", "param_names"})
 SCALER_KEYS = ("scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker")
-# Every RNG state has these; "mps" is there only where MPS is available (and never in older
-# checkpoints).
-RNG_KEYS = ("python", "numpy", "torch", "cuda")
 # Accelerators a checkpoint can be mapped to, by device type, with the name used in messages.
 ACCELERATORS = {"cuda": "CUDA", "mps": "MPS", "xpu": "XPU"}
-# What torch.load raises on an intact zip archive that is still not a loadable checkpoint.
-LOAD_ERRORS = (RuntimeError, EOFError, OSError, pickle.UnpicklingError, KeyError, ValueError,
-               TypeError, AttributeError, IndexError, struct.error, zipfile.BadZipFile)
-
-
-def _first_line(err: BaseException) -> str:
-    """``Type: first line of the message`` (an empty message is fine), for error messages."""
-    lines = str(err).splitlines()
-    return f"{type(err).__name__}: {lines[0][:200] if lines else ''}"
-
-
-# ---------------------------------------------------------------------------- random state
-
-
-def rng_state() -> dict[str, Any]:
-    """The state of every generator a training script draws from, in weights-only types: Python's,
-    NumPy's, torch's CPU generator, each GPU's, and the MPS generator where MPS is available.
-
-    These are the generators of this process: in a run of several processes (DDP, chapter 09)
-    each rank has its own, and a state saved by one rank is that rank's only.
-    """
-    name, keys, pos, has_gauss, cached = np.random.get_state()
-    state = {
-        "python": random.getstate(),
-        "numpy": (name, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, cached),
-        "torch": torch.get_rng_state(),
-        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-    }
-    if torch.backends.mps.is_available():
-        state["mps"] = torch.mps.get_rng_state()
-    return state
-
-
-def _on_cpu(entry: Any) -> Any:
-    """A tensor entry of an RNG state on the CPU, where every generator's ``set_state`` and
-    NumPy want it (``torch.load(map_location="cuda")`` moves it to the GPU); else as is."""
-    return entry.cpu() if isinstance(entry, torch.Tensor) else entry
-
-
-def _python_state(entry: Any) -> tuple:
-    """The ``"python"`` entry of an RNG state as :func:`random.setstate` takes it."""
-    version, internal, gauss = entry
-    return (version, tuple(internal), gauss)
-
-
-def _numpy_state(entry: Any) -> tuple:
-    """The ``"numpy"`` entry of an RNG state as :func:`numpy.random.set_state` takes it."""
-    name, keys, pos, has_gauss, cached = entry
-    return (name, _on_cpu(keys).numpy().astype(np.uint32), pos, has_gauss, cached)
-
-
-def _is_byte_tensor(value: Any) -> bool:
-    """Whether ``value`` is a uint8 tensor, the type of a generator's state."""
-    return isinstance(value, torch.Tensor) and value.dtype == torch.uint8
-
-
-def check_rng_state(state: Any) -> None:
-    """Raise ``ValueError`` unless :func:`set_rng_state` can restore ``state`` completely.
-
-    Each entry is tried on a throwaway generator of its kind, so the rule is the library's
-    own, and no global generator changes. The ``"mps"`` entry is optional (saved where MPS is
-    available); where this machine has no MPS (or no CUDA) those entries are checked for
-    their type and not applied.
-    """
-    if not isinstance(state, dict):
-        raise ValueError(f"RNG state must be a dict with keys {list(RNG_KEYS)}, "
-                         f"got {type(state).__name__}")
-    missing = [k for k in RNG_KEYS if k not in state]
-    if missing:
-        raise ValueError(f"RNG state lacks {missing}; expected the keys {list(RNG_KEYS)}")
-    trials = (("python", lambda e: random.Random().setstate(_python_state(e))),
-              ("numpy", lambda e: np.random.RandomState().set_state(_numpy_state(e))),
-              ("torch", lambda e: torch.Generator().set_state(_on_cpu(e))))
-    for key, trial in trials:
-        try:
-            trial(state[key])
-        except Exception as err:  # noqa: BLE001 - a throwaway generator refused it: invalid
-            raise ValueError(f"RNG state {key!r} is not a valid {key} generator state: "
-                             f"{_first_line(err)}") from err
-    cuda = state["cuda"]
-    if not isinstance(cuda, (list, tuple)) or not all(_is_byte_tensor(s) for s in cuda):
-        raise ValueError("RNG state 'cuda' must be a list of uint8 tensors (one per GPU), "
-                         f"got {type(cuda).__name__}")
-    if cuda and torch.cuda.is_available() and len(cuda) > torch.cuda.device_count():
-        raise ValueError(f"RNG state 'cuda' holds {len(cuda)} GPU states but this machine has "
-                         f"{torch.cuda.device_count()} GPU(s)")
-    if "mps" in state:
-        if not _is_byte_tensor(state["mps"]):
-            raise ValueError("RNG state 'mps' must be a uint8 tensor, got "
-                             f"{type(state['mps']).__name__}")
-        if torch.backends.mps.is_available():
-            try:
-                torch.Generator(device="mps").set_state(_on_cpu(state["mps"]))
-            except Exception as err:  # noqa: BLE001 - a throwaway generator refused it
-                raise ValueError("RNG state 'mps' is not a valid MPS generator state: "
-                                 f"{_first_line(err)}") from err
-
-
-def _apply_rng_state(state: dict[str, Any]) -> None:
-    """Set every global generator from a state that :func:`check_rng_state` accepted."""
-    random.setstate(_python_state(state["python"]))
-    np.random.set_state(_numpy_state(state["numpy"]))
-    torch.set_rng_state(_on_cpu(state["torch"]))
-    if state["cuda"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all([_on_cpu(s) for s in state["cuda"]])
-    if "mps" in state and torch.backends.mps.is_available():
-        torch.mps.set_rng_state(_on_cpu(state["mps"]))
-
-
-def set_rng_state(state: dict[str, Any]) -> None:
-    """Restore what :func:`rng_state` returned; a bad state is refused before anything is set."""
-    if not isinstance(state, dict):
-        raise TypeError(f"state must be a dict returned by rng_state(), got {type(state).__name__}")
-    check_rng_state(state)
-    _apply_rng_state(state)
-
-
-# ------------------------------------------------------------------------ torch.compile
-
-
-def unwrap_compiled(model: nn.Module) -> nn.Module:
-    """The original module behind ``torch.compile`` (chapter 07, C28), or the model itself."""
-    return getattr(model, "_orig_mod", model)
-
-
-def unwrap_model(model: nn.Module) -> nn.Module:
-    """The module inside every wrapper that adds a prefix to its keys (chapter 07): the
-    original behind ``torch.compile`` (``_orig_mod.``) and the module inside ``nn.DataParallel``
-    or ``DistributedDataParallel`` (``module.``, chapter 09), nested in any order; the model
-    itself when it is not wrapped. What checkpoints and ONNX exports are made of."""
-    while True:
-        if isinstance(model, (nn.DataParallel, nn.parallel.DistributedDataParallel)):
-            model = model.module
-        elif unwrap_compiled(model) is not model:
-            model = unwrap_compiled(model)
-        else:
-            return model
-
-
-def strip_compile_prefix(state_dict: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``state_dict`` without the ``_orig_mod.`` prefix that ``torch.compile`` adds."""
-    return {k.removeprefix(COMPILE_PREFIX): v for k, v in state_dict.items()}
 
 
 # ---------------------------------------------------------------------------- arguments
@@ -281,69 +140,6 @@ def _check_counter(name: str, value: Any) -> None:
         raise ValueError(f"{name} must be a non-negative int, got {value!r}")
 
 
-def _unpickler_reason(err: pickle.UnpicklingError) -> str:
-    """The useful line of torch's long weights-only refusal: the global it refused."""
-    text = str(err)
-    found = re.search(r"Unsupported global: GLOBAL (\S+)", text)
-    if found:
-        return f"global {found.group(1)} is not allowed"
-    found = re.search(r"WeightsUnpickler error: *(.*)", text)
-    return found.group(1)[:200] if found else _first_line(err)
-
-
-def _round_trip_error(value: Any) -> str | None:
-    """Why ``torch.load(weights_only=True)`` could not give ``value`` back, or ``None``."""
-    buffer = io.BytesIO()
-    try:
-        torch.save(value, buffer)
-    except Exception as err:  # noqa: BLE001 - any failure to pickle is the answer
-        return f"torch.save cannot write it ({_first_line(err)})"
-    buffer.seek(0)
-    try:
-        torch.load(buffer, weights_only=True)
-    except Exception as err:  # noqa: BLE001 - any failure to load back is the answer
-        reason = (_unpickler_reason(err) if isinstance(err, pickle.UnpicklingError)
-                  else _first_line(err))
-        return f"torch.load(weights_only=True) refuses it ({reason})"
-    return None
-
-
-def _unloadable_part(value: Any, where: str) -> tuple[str, Any, str] | None:
-    """The innermost part of ``value`` that does not load back: (where, part, why), or None."""
-    why = _round_trip_error(value)
-    if why is None:
-        return None
-    if isinstance(value, dict):
-        children = ((f"{where}[{k!r}]", v) for k, v in value.items())
-    elif isinstance(value, (list, tuple)):
-        children = ((f"{where}[{i}]", v) for i, v in enumerate(value))
-    else:
-        children = iter(())
-    for child_where, child in children:
-        found = _unloadable_part(child, child_where)
-        if found is not None:
-            return found
-    return where, value, why
-
-
-def _check_extra(extra: Any) -> dict[str, Any]:
-    """``extra`` as the dict to save; refused unless ``torch.load(weights_only=True)`` can read
-    it back (the same round trip in memory, so the rule is torch's own)."""
-    if extra is None:
-        return {}
-    if not isinstance(extra, dict):
-        raise TypeError(f"extra must be a dict or None, got {type(extra).__name__}")
-    if not extra:
-        return extra
-    found = _unloadable_part(extra, "extra")
-    if found is not None:
-        where, part, why = found
-        raise ValueError(f"{where} is a {type(part).__name__}, which a weights-only checkpoint "
-                         f"cannot hold: {why}; store plain types (dict, list, str, int, float, "
-                         "bool, None) or tensors instead")
-    return extra
-
-
 def save_checkpoint(
     path: str | Path,
     *,
@@ -391,69 +187,6 @@ def save_checkpoint(
 # ------------------------------------------------------------------------------- reading
 
 
-class UncheckedArchiveWarning(UserWarning):
-    """A checkpoint archive was written without CRC32s, so its bytes could not be checked."""
-
-
-def _written_without_crcs(archive: zipfile.ZipFile) -> bool:
-    """Whether ``torch.save`` wrote ``archive`` with CRC32s turned off
-    (``torch.serialization.set_crc32_options(False)``): every stored CRC32 is 0, also for
-    members whose bytes are not empty (a real CRC32 is 0 for one content in 2**32)."""
-    members = [info for info in archive.infolist() if info.file_size > 0]
-    return bool(members) and all(info.CRC == 0 for info in members)
-
-
-def _check_archive(path: Path, file: BinaryIO, check_crc: bool = True) -> None:
-    """``ValueError`` unless ``file`` is an intact zip archive (what ``torch.save`` writes):
-    every member is read and its CRC32 compared with the one stored at save time. An archive
-    written without CRC32s is accepted with an :class:`UncheckedArchiveWarning`; with
-    ``check_crc=False`` only the archive's directory is read."""
-    try:
-        with zipfile.ZipFile(file) as archive:
-            if not check_crc:
-                return
-            if _written_without_crcs(archive):
-                warnings.warn(
-                    f"{path} was written without CRC32s (torch.serialization."
-                    "set_crc32_options(False)): its bytes cannot be checked for corruption; "
-                    "loading it unchecked", UncheckedArchiveWarning, stacklevel=4)
-                return
-            corrupt = archive.testzip()
-    except MemoryError:
-        raise
-    except Exception as err:  # noqa: BLE001 - any failure to parse the archive means this
-        raise ValueError(f"{path} is not a complete checkpoint (truncated or corrupt?): it is "
-                         f"not a readable zip archive as torch.save writes ({_first_line(err)})"
-                         ) from err
-    if corrupt is not None:
-        raise ValueError(f"{path} is corrupt: archive member {corrupt!r} fails its CRC32 check "
-                         "(its bytes are not the ones torch.save wrote); refusing to load it")
-
-
-def _read_payload(path: Path, map_location: str | torch.device, check_crc: bool = True) -> Any:
-    """The object in the checkpoint file, after checking the archive; ``ValueError`` for any
-    file that is not an intact checkpoint archive."""
-    if path.is_dir():
-        raise FileNotFoundError(f"no checkpoint at {path}: it is a directory, expected a file")
-    if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {path}")
-    with open(path, "rb") as file:  # one open file: a concurrent save cannot swap it midway
-        if os.fstat(file.fileno()).st_size == 0:
-            raise ValueError(f"{path} is empty (0 bytes); expected a checkpoint written by "
-                             "save_checkpoint")
-        _check_archive(path, file, check_crc)
-        file.seek(0)
-        try:
-            return torch.load(file, map_location=map_location, weights_only=True)
-        except LOAD_ERRORS as err:
-            if isinstance(err, pickle.UnpicklingError) and "Weights only load failed" in str(err):
-                raise ValueError(f"{path} contains objects other than tensors and plain types "
-                                 f"({_unpickler_reason(err)}); refusing to unpickle it (see "
-                                 "chapter 07 on weights_only)") from err
-            raise ValueError(f"{path} is an intact archive but torch.load cannot read it as a "
-                             f"checkpoint: {_first_line(err)}") from err
-
-
 def _check_payload(path: Path, payload: Any) -> None:
     """``ValueError`` unless ``payload`` has every key and type :func:`save_checkpoint` writes."""
     if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
@@ -476,24 +209,6 @@ def _check_payload(path: Path, payload: Any) -> None:
             _check_counter(key, payload[key])
         except ValueError as err:
             raise ValueError(f"{path}: {err}") from err
-
-
-def _without_wrapper_prefixes(state: dict[str, Any], expected: dict[str, Any]
-                              ) -> tuple[dict[str, Any], list[str]]:
-    """``state`` without the prefixes that wrappers put before every key (``module.`` of
-    ``nn.DataParallel``/DDP, ``_orig_mod.`` of ``torch.compile``), removed while its keys are
-    not the expected ones and every one of them has a prefix that the expected keys do not
-    all have; and the prefixes removed."""
-    removed = []
-    while set(state) != set(expected):
-        prefix = next((p for p in WRAPPER_PREFIXES
-                       if state and all(k.startswith(p) for k in state)
-                       and not all(k.startswith(p) for k in expected)), None)
-        if prefix is None:
-            break
-        state = {k.removeprefix(prefix): v for k, v in state.items()}
-        removed.append(prefix)
-    return state, removed
 
 
 def _check_model_state(path: Path, saved: dict[str, Any], target: nn.Module) -> dict[str, Any]:

@@ -12,9 +12,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .checkpoint import unwrap_model
 from .quiet import quiet_logger
 from .validate import require_instance, require_int, require_iterable, require_path
+from .wrappers import unwrap_model
 
 
 def export_onnx(
@@ -25,7 +25,7 @@ def export_onnx(
     Uses the current exporter (``torch.onnx.export(..., dynamo=True)``) with the first
     dimension of the input declared dynamic. A model wrapped by ``torch.compile``,
     ``nn.DataParallel`` or ``DistributedDataParallel`` is exported as the module inside
-    (:func:`helpers.checkpoint.unwrap_model`): the same computation. The model is put in eval
+    (:func:`helpers.wrappers.unwrap_model`): the same computation. The model is put in eval
     mode first (and left in it: dropout off, BatchNorm on its running statistics), then run
     once eagerly on ``example``, so that an example the model cannot take (wrong dtype, wrong
     shape) fails here with PyTorch's message instead of producing a file that fails at

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .checkpoint import unwrap_model
+from .wrappers import unwrap_model
 
 _MAX_SEED = 2**32 - 1  # NumPy's legacy global generator accepts seeds in [0, 2**32)
 

@@ -10,6 +10,13 @@ from typing import Any
 import torch
 
 
+def first_line(err: BaseException) -> str:
+    """``Type: first line of the message`` (an empty message is fine), for error messages
+    that say why a value was refused."""
+    lines = str(err).splitlines()
+    return f"{type(err).__name__}: {lines[0][:200] if lines else ''}"
+
+
 def require_bool(name: str, value: object) -> bool:
     """``value`` if it is a real bool; a ``TypeError`` naming ``name`` otherwise.
 

@@ -315,9 +315,9 @@ def test_c89_a_check_that_rejects_files_without_crcs(tmp_path, monkeypatch):
     """The helper before this fix: every archive without CRC32s refused as corrupt."""
     import zipfile
 
-    from helpers import checkpoint
+    from helpers import checkpoint_file
 
-    monkeypatch.setattr(checkpoint, "_written_without_crcs", lambda archive: False)
+    monkeypatch.setattr(checkpoint_file, "_written_without_crcs", lambda archive: False)
     model = Net()
     was = torch.serialization.get_crc32_options()
     torch.serialization.set_crc32_options(False)

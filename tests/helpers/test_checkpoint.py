@@ -1,4 +1,6 @@
-import copy
+"""helpers.checkpoint: save_checkpoint and load_checkpoint (chapter 07): a complete round trip,
+atomic saves, every part checked before anything changes, scaler, optimizer and lazy modules."""
+
 import os
 import random
 import re
@@ -16,23 +18,15 @@ from torch import nn
 
 from helpers import (
     load_checkpoint,
-    rng_state,
     save_checkpoint,
-    set_rng_state,
-    strip_compile_prefix,
-    unwrap_compiled,
 )
-
-
-def make(seed=0):
-    torch.manual_seed(seed)
-    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
-    opt = torch.optim.AdamW(model.parameters(), lr=0.1)
-    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2)
-    model(torch.randn(3, 4)).sum().backward()
-    opt.step()
-    sched.step()
-    return model, opt, sched
+from tests.helpers.checkpoint_support import (
+    make,
+    move_generators_on,
+    rewrite,
+    same,
+    snapshot,
+)
 
 
 def test_round_trip_restores_everything(tmp_path):
@@ -53,27 +47,9 @@ def test_round_trip_restores_everything(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]  # no temporary file left
 
 
-def test_rng_state_round_trip_alone():
-    state = rng_state()
-    first = (random.random(), np.random.rand(), torch.rand(1).item())
-    set_rng_state(state)
-    assert (random.random(), np.random.rand(), torch.rand(1).item()) == first
-    with pytest.raises(ValueError, match="lacks"):
-        set_rng_state({"torch": state["torch"]})
-
-
 def test_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="no checkpoint at"):
         load_checkpoint(tmp_path / "nope.pt", model=nn.Linear(1, 1))
-
-
-def test_truncated_file(tmp_path):
-    model, opt, _ = make()
-    path = save_checkpoint(tmp_path / "c.pt", model=model, optimizer=opt)
-    data = path.read_bytes()
-    path.write_bytes(data[: len(data) // 2])
-    with pytest.raises(ValueError, match="not a complete checkpoint"):
-        load_checkpoint(path, model=make()[0])
 
 
 def test_other_architecture_names_the_keys(tmp_path):
@@ -111,22 +87,6 @@ def test_bad_arguments(tmp_path):
         save_checkpoint(tmp_path / "c.pt", model=nn.Linear(1, 1), step=-1)
 
 
-def test_compile_prefix_is_stripped_both_ways(tmp_path):
-    model, _, _ = make()
-    compiled = torch.compile(model)  # not called: nothing is compiled
-    assert all(k.startswith("_orig_mod.") for k in compiled.state_dict())
-    assert unwrap_compiled(compiled) is model
-    assert list(strip_compile_prefix(compiled.state_dict())) == list(model.state_dict())
-    path = save_checkpoint(tmp_path / "c.pt", model=compiled)
-    fresh = make(1)[0]
-    load_checkpoint(path, model=fresh)
-    pairs = zip(model.parameters(), fresh.parameters(), strict=True)
-    assert all(torch.equal(a, b) for a, b in pairs)
-    # an old checkpoint saved with the prefix loads too
-    torch.save({**torch.load(path, weights_only=True), "model": compiled.state_dict()}, path)
-    load_checkpoint(path, model=torch.compile(make(2)[0]))
-
-
 def test_kill_during_save_leaves_the_previous_checkpoint(tmp_path):
     path = tmp_path / "c.pt"
     save_checkpoint(path, model=nn.Linear(2, 2), step=1)
@@ -153,55 +113,6 @@ def test_kill_during_save_leaves_the_previous_checkpoint(tmp_path):
 # ---------------------------------------------- issue #19: never a silent wrong result
 
 
-def generators():
-    """Copies of the states of the global random generators."""
-    return copy.deepcopy((random.getstate(), np.random.get_state(), torch.get_rng_state()))
-
-
-def snapshot(model, opt=None, sched=None):
-    """Deep copies of everything load_checkpoint may change."""
-    return copy.deepcopy({
-        "model": model.state_dict(),
-        "optimizer": opt.state_dict() if opt is not None else None,
-        "scheduler": sched.state_dict() if sched is not None else None,
-    }) | {"rng": generators()}
-
-
-def same(a, b):
-    """Whether two nested states are equal, tensors and arrays included."""
-    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
-                and a.dtype == b.dtype and torch.equal(a, b))
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.array_equal(a, b)
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return (type(a) is type(b) and len(a) == len(b)
-                and all(same(x, y) for x, y in zip(a, b, strict=True)))
-    return a == b
-
-
-def move_generators_on():
-    """Draw from every generator, so that a restored RNG state would show."""
-    random.random(), np.random.rand(), torch.rand(1)
-
-
-def rewrite(path, change):
-    """Load a checkpoint's payload, let ``change`` edit it, and save it back (valid zip)."""
-    payload = torch.load(path, weights_only=True)
-    change(payload)
-    torch.save(payload, path)
-
-
-def corrupt(path, offset, mode):
-    """Flip or zero the 64 bytes of ``path`` from ``offset``."""
-    data = bytearray(path.read_bytes())
-    for i in range(offset, min(offset + 64, len(data))):
-        data[i] = data[i] ^ 0xFF if mode == "flip" else 0
-    path.write_bytes(bytes(data))
-
-
 def test_snapshot_and_same_see_a_change():
     model, opt, sched = make()
     before = snapshot(model, opt, sched)
@@ -210,57 +121,6 @@ def test_snapshot_and_same_see_a_change():
     after = snapshot(model, opt, sched)
     for key in before:
         assert not same(after[key], before[key]), key
-
-
-@pytest.mark.parametrize("mode", ["flip", "zero"])
-@pytest.mark.parametrize("where", ["weights", "header", "end"])
-def test_corrupt_bytes_are_refused(tmp_path, where, mode):
-    model, opt, sched = make()
-    path = save_checkpoint(tmp_path / "c.pt", model=model, optimizer=opt, scheduler=sched)
-    data = path.read_bytes()
-    weights = model[2].weight.detach().numpy().tobytes()  # 16 floats: 64 bytes
-    offset = {"weights": data.find(weights), "header": 0, "end": len(data) - 64}[where]
-    assert offset >= 0
-    corrupt(path, offset, mode)
-    other, other_opt, other_sched = make(1)
-    before = snapshot(other, other_opt, other_sched)
-    with pytest.raises(ValueError, match=re.escape(str(path))) as err:
-        load_checkpoint(path, model=other, optimizer=other_opt, scheduler=other_sched)
-    if where == "weights":
-        assert re.search(r"archive member '\w+/data/\d+' fails its CRC32 check", str(err.value))
-    assert same(snapshot(other, other_opt, other_sched), before)
-
-
-def test_no_corruption_anywhere_loads_a_different_result(tmp_path):
-    model, opt, _ = make()
-    good = save_checkpoint(tmp_path / "c.pt", model=model, optimizer=opt).read_bytes()
-    path, offsets, refused = tmp_path / "bad.pt", range(0, len(good), 61), 0
-    for offset in offsets:
-        path.write_bytes(good)
-        corrupt(path, offset, "flip")
-        other, other_opt, _ = make(1)
-        try:
-            load_checkpoint(path, model=other, optimizer=other_opt, restore_rng=False)
-        except ValueError:
-            refused += 1
-            continue
-        # only bytes no reader uses (zip padding) may change and still load: the same result
-        assert same(other.state_dict(), model.state_dict()), offset
-        assert same(other_opt.state_dict(), opt.state_dict()), offset
-    assert refused >= 0.95 * len(offsets)
-
-
-def test_empty_text_and_directory_are_named(tmp_path):
-    (tmp_path / "empty.pt").write_bytes(b"")
-    with pytest.raises(ValueError, match=r"empty\.pt is empty \(0 bytes\); expected a checkpoint"):
-        load_checkpoint(tmp_path / "empty.pt", model=nn.Linear(1, 1))
-    (tmp_path / "notes.pt").write_text("epoch 3: loss 0.25\n")
-    with pytest.raises(ValueError, match=r"notes\.pt is not a complete checkpoint .*not a "
-                                         r"readable zip archive"):
-        load_checkpoint(tmp_path / "notes.pt", model=nn.Linear(1, 1))
-    (tmp_path / "dir.pt").mkdir()
-    with pytest.raises(FileNotFoundError, match=r"dir\.pt: it is a directory, expected a file"):
-        load_checkpoint(tmp_path / "dir.pt", model=nn.Linear(1, 1))
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
@@ -430,58 +290,6 @@ def test_a_failure_while_applying_restores_everything(tmp_path, monkeypatch, fai
     assert same(snapshot(other, other_opt, other_sched), before)
     if sys.version_info >= (3, 11):
         assert any("were restored as they were" in n for n in err.value.__notes__)
-
-
-def test_set_rng_state_refuses_before_setting_anything():
-    state = rng_state()
-    move_generators_on()
-    before = generators()
-    with pytest.raises(ValueError, match="RNG state 'torch' is not a valid torch generator"):
-        set_rng_state({**state, "torch": torch.zeros(5, dtype=torch.uint8)})
-    with pytest.raises(ValueError, match="RNG state 'cuda' must be a list of uint8 tensors"):
-        set_rng_state({**state, "cuda": "none"})
-    assert same(generators(), before)
-    with pytest.raises(TypeError, match="state must be a dict returned by rng_state"):
-        set_rng_state(None)
-
-
-class Config:  # a custom object: weights_only refuses its class
-    lr = 0.1
-
-
-@pytest.mark.parametrize("extra, where, kind", [
-    ({"config": Config()}, "extra['config']", "Config"),
-    ({"mean": np.zeros(3)}, "extra['mean']", "ndarray"),
-    ({"best": np.float64(0.9)}, "extra['best']", "float64"),
-    ({"cfg": {"lr": 0.1, "schedule": [1, lambda e: e]}}, "extra['cfg']['schedule'][1]",
-     "function"),
-])
-def test_extra_that_would_not_load_back_is_refused(tmp_path, extra, where, kind):
-    path = save_checkpoint(tmp_path / "c.pt", model=nn.Linear(2, 2), step=1)
-    saved = path.read_bytes()
-    with pytest.raises(ValueError, match=re.escape(
-            f"{where} is a {kind}, which a weights-only checkpoint cannot hold")):
-        save_checkpoint(path, model=nn.Linear(2, 2), step=2, extra=extra)
-    assert path.read_bytes() == saved and [p.name for p in tmp_path.iterdir()] == ["c.pt"]
-
-
-def test_a_file_with_a_custom_object_is_refused_naming_its_class(tmp_path):
-    path = save_checkpoint(tmp_path / "c.pt", model=nn.Linear(2, 2))
-    payload = torch.load(path, weights_only=True)
-    torch.save({**payload, "extra": {"config": Config()}}, path)  # bypassing save_checkpoint
-    with pytest.raises(ValueError, match=r"\(global \S*test_checkpoint\.Config is not allowed\); "
-                                         r"refusing to unpickle it"):
-        load_checkpoint(path, model=nn.Linear(2, 2))
-    with pytest.raises(ValueError, match=r"refuses it \(global \S*test_checkpoint\.Config is not "
-                                         r"allowed\)"):
-        save_checkpoint(path, model=nn.Linear(2, 2), extra={"config": Config()})
-
-
-def test_extra_of_plain_types_and_tensors_round_trips(tmp_path):
-    extra = {"config": {"lr": 0.1, "layers": [4, 8], "name": "mlp", "flags": (True, None)},
-             "tags": {"a", "b"}, "mean": torch.ones(3)}  # torch's rule: a set loads back
-    path = save_checkpoint(tmp_path / "c.pt", model=nn.Linear(2, 2), extra=extra)
-    assert same(load_checkpoint(path, model=nn.Linear(2, 2))["extra"], extra)
 
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="links, modes and PIDs of POSIX")
@@ -672,115 +480,6 @@ def test_a_failure_while_applying_restores_the_scaler(tmp_path, monkeypatch):
     assert fresh.get_scale() == 4.0
 
 
-# ------------------------------------------------------- archives without CRC32s (chapter 07)
-
-def save_without_crcs(path, **kwargs):
-    was = torch.serialization.get_crc32_options()
-    torch.serialization.set_crc32_options(False)
-    try:
-        return save_checkpoint(path, **kwargs)
-    finally:
-        torch.serialization.set_crc32_options(was)
-
-
-def test_an_archive_without_crcs_loads_with_a_warning(tmp_path):
-    from helpers.checkpoint import UncheckedArchiveWarning
-
-    model, _, _ = make()
-    save_without_crcs(tmp_path / "c.pt", model=model, step=7)
-    target = make(1)[0]
-    with pytest.warns(UncheckedArchiveWarning, match="without CRC32s"):
-        assert load_checkpoint(tmp_path / "c.pt", model=target)["step"] == 7
-    assert same(snapshot(target), snapshot(model))
-
-
-def test_an_archive_with_crcs_gives_no_warning_and_check_crc_false_skips_the_check(tmp_path):
-    import warnings
-
-    model, _, _ = make()
-    save_checkpoint(tmp_path / "c.pt", model=model, step=1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        load_checkpoint(tmp_path / "c.pt", model=make(1)[0])
-    damaged = bytearray((tmp_path / "c.pt").read_bytes())
-    where = damaged.find(model[0].weight.detach().numpy().tobytes())
-    damaged[where + 1] ^= 0xFF
-    (tmp_path / "c.pt").write_bytes(damaged)
-    with pytest.raises(ValueError, match="CRC32"):
-        load_checkpoint(tmp_path / "c.pt", model=make(1)[0])
-    assert load_checkpoint(tmp_path / "c.pt", model=make(1)[0], check_crc=False)["step"] == 1
-    with pytest.raises(TypeError, match="check_crc"):
-        load_checkpoint(tmp_path / "c.pt", model=make(1)[0], check_crc="no")
-
-
-def test_a_truncated_archive_without_crcs_is_still_refused(tmp_path):
-    model, _, _ = make()
-    path = save_without_crcs(tmp_path / "c.pt", model=model)
-    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-    with pytest.raises(ValueError, match="not a complete checkpoint"):
-        load_checkpoint(path, model=make(1)[0])
-
-
-# ------------------------------------------- RNG state on a device, MPS (review of chapter 07)
-
-real_generator = torch.Generator
-
-
-class OnDevice(torch.Tensor):
-    """Stands in for a tensor that torch.load put on a GPU: numpy() refuses it as it refuses a
-    CUDA tensor, and cpu() gives the plain CPU tensor."""
-
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        if func is torch.Tensor.numpy:
-            raise TypeError("can't convert cuda:0 device type tensor to numpy")
-        if func is torch.Tensor.cpu:
-            with torch._C.DisableTorchFunctionSubclass():
-                return args[0].clone()
-        return super().__torch_function__(func, types, args, kwargs or {})
-
-
-def on_device(state):
-    """An RNG state whose tensors are OnDevice, as torch.load(map_location="cuda") gives it."""
-    name, keys, *rest = state["numpy"]
-    return {**state, "numpy": (name, keys.as_subclass(OnDevice), *rest),
-            "torch": state["torch"].as_subclass(OnDevice),
-            "cuda": [s.as_subclass(OnDevice) for s in state["cuda"]]}
-
-
-def test_an_rng_state_on_a_device_is_restored_from_the_cpu(tmp_path, monkeypatch):
-    state = rng_state()
-    expected = (random.random(), np.random.rand(), torch.rand(1).item())
-    set_rng_state(on_device(state))
-    assert (random.random(), np.random.rand(), torch.rand(1).item()) == expected
-    model, opt, _ = make()
-    path = save_checkpoint(tmp_path / "c.pt", model=model, optimizer=opt)
-    expected = (random.random(), np.random.rand(), torch.rand(1).item())
-    real_load = torch.load
-
-    def load_to_device(*args, **kwargs):
-        payload = real_load(*args, **kwargs)
-        return {**payload, "rng": on_device(payload["rng"])}
-
-    monkeypatch.setattr(torch, "load", load_to_device)
-    load_checkpoint(path, model=make(1)[0])
-    assert (random.random(), np.random.rand(), torch.rand(1).item()) == expected
-
-
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_load_with_map_location_cuda_restores_every_generator(tmp_path):
-    model, opt, _ = make()
-    path = save_checkpoint(tmp_path / "c.pt", model=model, optimizer=opt)
-    expected = (random.random(), np.random.rand(), torch.rand(1).item(),
-                torch.rand(1, device="cuda").item())
-    other = make(1)[0].cuda()
-    load_checkpoint(path, model=other, map_location="cuda")
-    assert (random.random(), np.random.rand(), torch.rand(1).item(),
-            torch.rand(1, device="cuda").item()) == expected
-    assert all(torch.equal(a.cpu(), b) for a, b in zip(other.parameters(), model.parameters(),
-                                                       strict=True))
-
-
 def test_map_location_meta_is_refused(tmp_path):
     model = nn.Linear(2, 2)
     path = save_checkpoint(tmp_path / "c.pt", model=model)
@@ -813,55 +512,6 @@ def test_an_accelerator_index_beyond_the_machines_is_refused(tmp_path, monkeypat
     with pytest.raises(ValueError, match=r"map_location='xpu:1' but this machine has 1 XPU "
                                          r"device\(s\); use 'xpu:0' or 'cpu'"):
         load_checkpoint(path, model=nn.Linear(2, 2), map_location="xpu:1")
-
-
-def generator_state(seed):
-    return real_generator().manual_seed(seed).get_state()
-
-
-class FakeMPS:
-    """torch.mps's generator calls on a machine without MPS: one state, recorded (a CPU
-    generator's, which the CPU generator standing in for an MPS one accepts)."""
-
-    def __init__(self):
-        self.state, self.set = generator_state(1), []
-
-    def get_rng_state(self):
-        return self.state.clone()
-
-    def set_rng_state(self, state):
-        self.set.append(state.clone())
-
-
-def test_the_mps_generator_is_saved_and_restored_where_mps_is(tmp_path, monkeypatch):
-    fake = FakeMPS()
-    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
-    monkeypatch.setattr(torch.mps, "get_rng_state", fake.get_rng_state)
-    monkeypatch.setattr(torch.mps, "set_rng_state", fake.set_rng_state)
-    monkeypatch.setattr(torch, "Generator", lambda device="cpu": real_generator())  # no MPS
-    assert not torch.equal(generator_state(1), generator_state(2))
-    assert torch.equal(rng_state()["mps"], fake.state)
-    path = save_checkpoint(tmp_path / "c.pt", model=nn.Linear(2, 2))
-    assert torch.equal(torch.load(path, weights_only=True)["rng"]["mps"], fake.state)
-    fake.state = generator_state(2)  # the generator moves on
-    load_checkpoint(path, model=nn.Linear(2, 2))
-    assert torch.equal(fake.set[0], generator_state(1))
-
-
-def test_an_rng_state_without_mps_or_with_it_on_a_machine_without_mps(tmp_path):
-    """Checkpoints from before the key, or from a machine without MPS, lack "mps"; a state
-    saved on a Mac keeps it, and elsewhere it is checked for its type and not applied."""
-    state = rng_state()
-    assert ("mps" in state) == torch.backends.mps.is_available()
-    state.pop("mps", None)
-    expected = torch.rand(1).item()
-    set_rng_state(state)
-    assert torch.rand(1).item() == expected
-    if not torch.backends.mps.is_available():
-        set_rng_state({**state, "mps": torch.zeros(8, dtype=torch.uint8)})
-        assert torch.rand(1).item() == expected
-    with pytest.raises(ValueError, match=r"RNG state 'mps' must be a uint8 tensor, got list"):
-        set_rng_state({**state, "mps": [1, 2]})
 
 
 # ------------------------------------------------------------ a disabled GradScaler (chapter 06)
@@ -928,55 +578,3 @@ def test_a_lazy_module_not_run_yet_is_refused_with_the_remedy(tmp_path):
     fresh(torch.randn(5, 4))
     load_checkpoint(path, model=fresh)
     assert same(fresh.state_dict(), lazy.state_dict())
-
-
-# ------------------------------------------------------- DataParallel, DDP: the module. prefix
-
-def test_a_model_wrapped_in_data_parallel_saves_and_loads_as_the_plain_model(tmp_path):
-    model, opt, _ = make()
-    wrapped = nn.DataParallel(model)  # on a machine without GPUs it runs the module itself
-    assert all(k.startswith("module.") for k in wrapped.state_dict())
-    path = save_checkpoint(tmp_path / "c.pt", model=wrapped, optimizer=opt)
-    assert list(torch.load(path, weights_only=True)["model"]) == list(model.state_dict())
-    plain = make(1)[0]
-    load_checkpoint(path, model=plain)
-    assert same(plain.state_dict(), model.state_dict())
-    again = nn.DataParallel(torch.compile(make(2)[0]))
-    load_checkpoint(path, model=again)
-    assert same(again.module._orig_mod.state_dict(), model.state_dict())
-
-
-def test_keys_saved_with_the_module_prefix_load_into_the_plain_model(tmp_path):
-    """A file from an older save_checkpoint, or built from a DataParallel's state_dict: every
-    key starts with module. (and _orig_mod. when compiled too)."""
-    model, _, _ = make()
-    path = save_checkpoint(tmp_path / "c.pt", model=model)
-    for wrapped in (nn.DataParallel(model), nn.DataParallel(torch.compile(model)),
-                    torch.compile(nn.DataParallel(model))):
-        rewrite(path, lambda p, w=wrapped: p.update(model=w.state_dict()))
-        plain = make(1)[0]
-        load_checkpoint(path, model=plain)
-        assert same(plain.state_dict(), model.state_dict())
-    wider = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
-    rewrite(path, lambda p: p.update(model=nn.DataParallel(model).state_dict()))
-    with pytest.raises(ValueError, match=r"shape mismatches \['0.bias', '0.weight', '2.weight'\] "
-                                         r"\(compared without the prefix 'module.' that a "
-                                         r"wrapper put before every saved key\)"):
-        load_checkpoint(path, model=wider)
-
-
-def test_a_model_whose_own_child_is_named_module_keeps_its_keys(tmp_path):
-    class Holder(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.module = nn.Linear(2, 2)
-
-    model = Holder()
-    path = save_checkpoint(tmp_path / "c.pt", model=model)
-    assert list(torch.load(path, weights_only=True)["model"]) == ["module.weight", "module.bias"]
-    other = Holder()
-    load_checkpoint(path, model=other)
-    assert same(other.state_dict(), model.state_dict())
-    with pytest.raises(ValueError, match=r"unexpected keys \['module.bias', 'module.weight'\], "
-                                         r"shape mismatches \[\]$"):
-        load_checkpoint(path, model=nn.Sequential())  # nothing to compare: no stripping
