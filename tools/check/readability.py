@@ -42,6 +42,7 @@ CJK_PER_WORD = 1.7
 WORDS_PER_MINUTE, CODE_LINES_PER_MINUTE = 200, 20
 WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.'’\-]*")
 ROLE_RE = re.compile(r"\{[a-z][\w:-]*\}`[^`]*`")
+LINK_TARGET_RE = re.compile(r"\]\([^)\s]*\)")  # a link's address is not read: its text is
 MATH_RE = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
 STATED_MINUTES_RE = re.compile(r"^\*(?:Reading time about (\d+) min\.|阅读约 (\d+) 分钟。)", re.M)
 MINUTES_SLACK = 5  # the header rounds to 5 minutes; an estimate off by more is stale
@@ -87,7 +88,7 @@ def prose_words(markdown: str) -> int:
     """Words a reader reads in markdown (fenced code, comments and targets left out)."""
     text = FENCED_CODE_RE.sub("", markdown)
     text = re.sub(r"(?m)^%.*$|^\(\S+\)=\s*$|^:{3,}.*$|^:[\w-]+:.*$", "", text)
-    text = ROLE_RE.sub(" N ", MATH_RE.sub(" x ", text))
+    text = LINK_TARGET_RE.sub("]", ROLE_RE.sub(" N ", MATH_RE.sub(" x ", text)))
     cjk = len(CJK_RE.findall(text))
     return round(cjk / CJK_PER_WORD) + len(WORD_RE.findall(CJK_RE.sub(" ", text)))
 

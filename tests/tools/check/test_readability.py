@@ -104,6 +104,13 @@ def test_a_chinese_page_counts_characters_as_words():
     assert readability.prose_words("一二三四五六七八九十一二三四五六七 and torch") == 10 + 2
 
 
+def test_a_link_counts_its_text_not_its_address():
+    assert readability.prose_words("See [the canonical step](03_training.md#the-canonical-"
+                                   "training-step) now.") == 5
+    assert readability.prose_words("见[规范步骤](03_training.md#规范的训练步骤一步写全)") == \
+        readability.prose_words("见[规范步骤]")
+
+
 def test_budgets(reading):
     assert reading.over() == ["80% of visible code only verifies > 12%"]
     long = readability.Reading("x", 5001, 100, 13, 100, 4)
