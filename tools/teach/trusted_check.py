@@ -40,7 +40,6 @@ those (see the README's instructor section).
 
 from __future__ import annotations
 
-import ast
 import builtins
 import contextlib
 import importlib
@@ -50,9 +49,13 @@ import sys
 from collections import OrderedDict
 from pathlib import Path
 
-import nbformat
-
-from tools.build.chapter_format import CHECK_RE, STUB_RE, ipynb_from_myst, student_text
+# What the grader reads from the book, and the code it installs in the sandbox, have modules of
+# their own; their names stay importable from here.
+from tools.teach.check_cells import PROBE_PREFIX as PROBE_PREFIX
+from tools.teach.check_cells import book_check_cells as book_check_cells
+from tools.teach.check_cells import book_imports as book_imports
+from tools.teach.check_cells import check_program as check_program
+from tools.teach.sandbox import SANDBOX_CODE as SANDBOX_CODE
 
 # Exercises the grader cannot re-check outside the submission's process, and why (label ->
 # reason). The student-edition test proves the rest: every solution passes the grader's own run
@@ -61,231 +64,9 @@ SANDBOX_ONLY: dict[str, str] = {}
 
 MARK = "__book_grader__"  # the key of an encoded non-plain value
 
-# A check cell may begin with ``def probe_<label>(...)``: code that must watch the answer
-# while it runs (hooks on a model it builds, the random generators, a model changed in place)
-# and returns only plain data. The grader's run of the check leaves the def out and calls the
-# notebook's probe instead (see check_program); the verdict is the ``with`` block's
-# assertions on that data, computed here.
-PROBE_PREFIX = "probe_"
-
 
 class CannotCross(Exception):  # noqa: N818 (the learner reads its message as the hint)
     """A value the check needs cannot be checked outside the learner's notebook."""
-
-
-# ---------------------------------------------------------------------------------------------
-# What the grader reads from the book
-
-
-def book_check_cells(chapter: Path) -> dict[str, str]:
-    """The check cell of each exercise, as the student edition of ``chapter`` has it."""
-    notebook = nbformat.reads(ipynb_from_myst(student_text(chapter.read_text("utf-8"))), 4)
-    return {m["label"]: cell.source for cell in notebook.cells if cell.cell_type == "code"
-            for m in [CHECK_RE.search(cell.source)] if m}
-
-
-def book_imports(chapter: Path) -> dict[str, tuple[str, str | None]]:
-    """name -> (module, attribute or None) for every top-level import of the chapter's code."""
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    notebook = nbformat.reads(ipynb_from_myst(student_text(chapter.read_text("utf-8"))), 4)
-    names: dict[str, tuple[str, str | None]] = {}
-    for cell in notebook.cells:
-        if cell.cell_type != "code" or STUB_RE.match(cell.source):
-            continue
-        try:  # as IPython runs it (a %magic becomes a call)
-            tree = ast.parse(TransformerManager().transform_cell(cell.source))
-        except SyntaxError:
-            continue
-        for node in tree.body:
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        names[alias.asname] = (alias.name, None)
-                    else:
-                        top = alias.name.split(".")[0]
-                        names[top] = (top, None)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                for alias in node.names:
-                    if alias.name != "*":
-                        names[alias.asname or alias.name] = (node.module, alias.name)
-    return names
-
-
-def check_program(source: str, label: str) -> tuple[ast.Module, list[str]]:
-    """The statements of a check cell up to its ``with check_exercise(label)`` block (what comes
-    after it, such as clean-up, is not part of the check), and the names they read from the
-    notebook (not builtins, not names the check binds before reading them).
-
-    A probe (a top-level ``def probe_...`` before the block, see :data:`PROBE_PREFIX`) is left
-    out: the check's call of it is a read of the notebook's function, so it runs there, on the
-    arguments the check passes, and only what it returns comes back, as data."""
-    tree = ast.parse(source)
-    end = next(i for i, node in enumerate(tree.body) if isinstance(node, ast.With)
-               and _is_check(node.items[0].context_expr, label))
-    body = ast.Module(body=[node for node in tree.body[:end + 1] if not _is_probe(node)],
-                      type_ignores=[])
-    first_load: dict[str, tuple[int, int]] = {}
-    first_store: dict[str, tuple[int, int]] = {}
-    local = {n.id for c in ast.walk(body) if isinstance(c, ast.comprehension)
-             for n in ast.walk(c.target) if isinstance(n, ast.Name)}  # a comprehension's own
-    for node in ast.walk(body):
-        where = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-        if isinstance(node, ast.Name):
-            table = first_load if isinstance(node.ctx, ast.Load) else first_store
-            table[node.id] = min(table.get(node.id, where), where)
-        elif isinstance(node, ast.arg):
-            first_store[node.arg] = min(first_store.get(node.arg, where), where)
-        elif isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
-            first_store[node.name] = min(first_store.get(node.name, where), where)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            for alias in node.names:
-                name = alias.asname or alias.name.split(".")[0]
-                first_store[name] = min(first_store.get(name, where), where)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            first_store[node.name] = min(first_store.get(node.name, where), where)
-    reads = sorted(name for name, where in first_load.items()
-                   if name != "check_exercise" and not hasattr(builtins, name)
-                   and name not in local
-                   and (name not in first_store or where < first_store[name]))
-    return body, reads
-
-
-def _is_probe(node: ast.stmt) -> bool:
-    return isinstance(node, ast.FunctionDef) and node.name.startswith(PROBE_PREFIX)
-
-
-def _is_check(node: ast.expr, label: str) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id == "check_exercise" and len(node.args) == 1
-            and isinstance(node.args[0], ast.Constant) and node.args[0].value == label)
-
-
-# ---------------------------------------------------------------------------------------------
-# The sandbox's side: installed in the kernel before each check the grader re-runs. It runs
-# in the submission's process, so nothing it sends is trusted: it is only ever read as data.
-
-SANDBOX_CODE = r'''
-def _book_grader_install():
-    import builtins, pathlib, types, collections
-    import torch
-    try:
-        import numpy as np
-    except ImportError:
-        np = None
-    MARK = "__book_grader__"
-    refs = {}
-    plain = (type(None), bool, int, float, complex, str, bytes)
-
-    def ref(x):
-        refs[id(x)] = x
-        kind = type(x)
-        return {MARK: "ref", "id": id(x), "type": f"{kind.__module__}.{kind.__qualname__}"}
-
-    def encode(x, depth=0):
-        kind = type(x)
-        if kind in plain:
-            return x
-        if depth > 40:
-            return ref(x)
-        if kind in (torch.Tensor, torch.nn.Parameter):
-            if x.grad_fn is not None:  # a result of autograd: its values, and the flag
-                y = x.detach().clone()
-                return y.requires_grad_(True) if y.is_floating_point() else y
-            return x
-        if kind is torch.dtype:
-            return {MARK: "dtype", "name": str(x).split(".")[-1]}
-        if kind is torch.device:
-            return {MARK: "device", "name": str(x)}
-        if kind is torch.Size:
-            return {MARK: "size", "items": list(x)}
-        if kind in (list, tuple):
-            return kind(encode(v, depth + 1) for v in x)
-        if kind in (set, frozenset):
-            return {MARK: kind.__name__, "items": [encode(v, depth + 1) for v in x]}
-        if kind in (dict, collections.OrderedDict) and all(type(k) in plain for k in x):
-            return kind((k, encode(v, depth + 1)) for k, v in x.items())
-        if kind in (pathlib.PosixPath, pathlib.WindowsPath, pathlib.PurePosixPath):
-            return {MARK: "path", "path": str(x)}
-        if kind is range:
-            return {MARK: "range", "args": [x.start, x.stop, x.step]}
-        if np is not None and kind is np.ndarray and x.dtype.kind in "biufc":
-            return {MARK: "ndarray", "data": torch.from_numpy(x.copy())}
-        if np is not None and isinstance(x, np.generic) and kind.__module__ == "numpy" \
-                and x.dtype.kind in "biufc":
-            return {MARK: "npscalar", "dtype": x.dtype.str, "value": x.item()}
-        if isinstance(x, types.ModuleType):
-            return {**ref(x), MARK: "module", "name": x.__name__}
-        return ref(x)
-
-    def decode(x):
-        kind = type(x)
-        if kind in (list, tuple):
-            return kind(decode(v) for v in x)
-        if kind is dict and MARK in x:
-            what = x[MARK]
-            if what == "ref":
-                return refs[x["id"]]
-            if what == "global":
-                return globals()[x["name"]]
-            if what == "generator":
-                g = torch.Generator(device=x["device"])
-                g.set_state(x["state"])
-                return g
-            if what == "path":
-                return pathlib.Path(x["path"])
-            if what == "ndarray":
-                return x["data"].numpy()
-            return {"dtype": lambda: getattr(torch, x["name"]),
-                    "device": lambda: torch.device(x["name"]),
-                    "size": lambda: torch.Size(x["items"]),
-                    "set": lambda: set(decode(x["items"])),
-                    "frozenset": lambda: frozenset(decode(x["items"])),
-                    "range": lambda: range(*x["args"])}[what]()
-        if kind in (dict, collections.OrderedDict):
-            return kind((k, decode(v)) for k, v in x.items())
-        return x
-
-    def serve(request_path, response_path):
-        try:
-            request = torch.load(request_path, weights_only=False)
-            op, target = request["op"], decode(request["target"])
-            args, kwargs = decode(request["args"]), decode(request["kwargs"])
-            with torch.set_grad_enabled(request["grad"]):
-                if op == "get":
-                    if target not in globals():
-                        raise NameError(f"name {target!r} is not defined")
-                    result = globals()[target]
-                elif op == "call":
-                    result = target(*args, **kwargs)
-                elif op == "getattr":
-                    result = getattr(target, args[0])
-                elif op == "getitem":
-                    result = target[args[0]]
-                elif op == "len":
-                    result = len(target)
-                elif op == "iter":
-                    result = iter(target)
-                elif op == "next":  # up to args[0] items at once; fewer at the end
-                    result = []
-                    for _ in range(args[0]):
-                        try:
-                            result.append(next(target))
-                        except StopIteration:
-                            break
-                else:
-                    raise ValueError(op)
-            response = {"ok": encode(result)}
-        except BaseException as err:  # what the learner's code raised goes back as data
-            response = {"error": [k.__name__ for k in type(err).__mro__], "message": str(err)}
-        torch.save(response, response_path)
-
-    return types.SimpleNamespace(serve=serve, refs=refs)
-
-
-_book_grader = _book_grader_install()
-del _book_grader_install
-'''
 
 
 # ---------------------------------------------------------------------------------------------
