@@ -1,8 +1,9 @@
 """Turning book/ into notebooks and sites: the chapter format (``chapter_format``), Jupyter's
 markdown (``jupyter_markdown``) with the book's run's numbers (``book_run``), the one rule
 for generated files (``generated``), ``make sync`` (``sync_notebooks``), the executed
-notebooks into the build's cache (``cache_executed``), and the Chinese edition: its sources
-and site (``zh_edition``) and its glossary (``glossary``).
+notebooks into the build's cache (``cache_executed``), and the Chinese edition: its command line
+and site (``zh_edition``), its sources (``zh_sources``), their checks (``zh_checks``) and its
+glossary (``glossary``).
 
 Imports nothing from the other packages of ``tools``: they build on this one.
 """
