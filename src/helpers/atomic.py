@@ -1,5 +1,5 @@
 """Writing a file so that a crash leaves the old version or the new one, never half (taught in
-chapter 07, where ``save_checkpoint`` uses it).
+chapter 08, where ``save_checkpoint`` uses it).
 
 The temporary file is made by ``mkstemp`` beside the target (unpredictable name, O_EXCL), is
 named ``.NAME.HOST.PID.RANDOM.tmp`` so that a later save on the same machine can remove one

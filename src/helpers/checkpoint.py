@@ -1,4 +1,4 @@
-"""Checkpoints that resume exactly and survive a crash (taught in chapter 07).
+"""Checkpoints that resume exactly and survive a crash (taught in chapter 08).
 
 A checkpoint is a dict of plain types and tensors, so that it loads with
 ``torch.load(..., weights_only=True)``: model, optimizer and scheduler state dicts, the step
@@ -308,7 +308,7 @@ def _check_scheduler_state(path: Path, saved: Any, scheduler: Any) -> None:
 def _check_scaler_state(path: Path, saved: Any, scaler: torch.amp.GradScaler) -> None:
     """``ValueError`` unless the saved state is a GradScaler's that this scaler can take: the
     same keys, a positive finite scale, a non-negative growth tracker. A disabled scaler
-    (``GradScaler(enabled=False)``, chapter 06's choice when the dtype is not float16) has no
+    (``GradScaler(enabled=False)``, chapter 07's choice when the dtype is not float16) has no
     state: it takes a disabled one's (``{}``) or none, and refuses an enabled one's, whose
     scale it would ignore."""
     if not scaler.is_enabled():
@@ -402,7 +402,7 @@ def load_checkpoint(
     refused (the state of another optimizer class).
 
     ``restore_rng`` restores the generators of the process that saved: it is meant for a run
-    of one process. In a run of several (DDP, chapter 09) where one rank saves, every rank
+    of one process. In a run of several (DDP, chapter 10) where one rank saves, every rank
     would get that rank's state; pass ``restore_rng=False`` there and seed each rank.
     """
     require_bool("restore_rng", restore_rng)

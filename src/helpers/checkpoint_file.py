@@ -1,5 +1,5 @@
 """The checkpoint file: what a weights-only archive can hold, and reading one back intact
-(taught in chapter 07).
+(taught in chapter 08).
 
 ``torch.save`` writes a zip archive; ``torch.load(weights_only=True)`` reads tensors and plain
 types back and runs no code. On the way in, :func:`_check_extra` refuses what the caller adds
@@ -152,6 +152,6 @@ def _read_payload(path: Path, map_location: str | torch.device, check_crc: bool 
             if isinstance(err, pickle.UnpicklingError) and "Weights only load failed" in str(err):
                 raise ValueError(f"{path} contains objects other than tensors and plain types "
                                  f"({_unpickler_reason(err)}); refusing to unpickle it (see "
-                                 "chapter 07 on weights_only)") from err
+                                 "chapter 08 on weights_only)") from err
             raise ValueError(f"{path} is an intact archive but torch.load cannot read it as a "
                              f"checkpoint: {_first_line(err)}") from err

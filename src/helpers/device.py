@@ -61,7 +61,7 @@ _BF16_FEATURES = {
 
 
 def cpu_bf16_features(cpuinfo: str | None = None) -> list[str]:
-    """The processor's bfloat16 instructions found in ``/proc/cpuinfo`` (taught in chapter 06).
+    """The processor's bfloat16 instructions found in ``/proc/cpuinfo`` (taught in chapter 07).
 
     Reads x86 ``flags`` lines (``avx512_bf16``, ``amx_bf16``) and ARM ``Features`` lines
     (``bf16``, ``svebf16``). ``cpuinfo`` is that file's text (for tests); by default the file

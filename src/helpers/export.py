@@ -1,4 +1,4 @@
-"""Export to ONNX with a dynamic batch, and verify the file against PyTorch (chapter 08)."""
+"""Export to ONNX with a dynamic batch, and verify the file against PyTorch (chapter 09)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def export_onnx(
     except Exception as err:
         if "Constraints violated (batch)" not in str(err) or example.shape[0] < 2:
             raise
-        # torch before 2.10 traces some models (chapter 08's serving model: uint8 NHWC images
+        # torch before 2.10 traces some models (chapter 09's serving model: uint8 NHWC images
         # permuted, then convolutions and pooling) with a guard "batch > 1" and then refuses a
         # batch declared from 1. The graph is the same for every batch, so declare it from 2:
         # the file still takes a batch of 1 (verify_onnx checks that).
@@ -181,7 +181,7 @@ FULL_FLOAT32_SETTINGS = ("cuda.matmul", "cudnn.conv", "cudnn.rnn")
 @contextlib.contextmanager
 def full_float32(active: bool = True) -> Iterator[None]:
     """Inside: float32 matrix products, cuDNN convolutions and RNNs in full float32 (``"ieee"``),
-    not TF32, which cuDNN convolutions may use by default (chapter 06, C84); each setting is
+    not TF32, which cuDNN convolutions may use by default (chapter 07, C84); each setting is
     put back afterwards. Set with the ``fp32_precision`` API alone (torch 2.9 on), since mixing
     it with the older ``allow_tf32`` flags makes torch raise. ``active=False`` changes nothing."""
     settings = []

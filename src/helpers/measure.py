@@ -1,4 +1,4 @@
-"""Measuring memory and time the same way on CPU and GPU (taught in chapter 06)."""
+"""Measuring memory and time the same way on CPU and GPU (taught in chapter 07)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def measure_memory(
     Saved tensors are told apart by their storage, not by their address: two views of one
     storage are one storage, and a storage freed inside the block (after a ``backward``)
     whose address a later one reuses is another storage (a weak reference tells them apart,
-    and keeps nothing alive). Chapter 06.
+    and keeps nothing alive). Chapter 07.
     """
     device = torch.device(device)
     if device.type == "cuda" and not torch.cuda.is_available():

@@ -1,5 +1,5 @@
 """Keeping torch's own log lines off the chapters' pages where they say nothing to a reader
-(used by ``helpers.measure`` and ``helpers.export``, chapters 06 and 08)."""
+(used by ``helpers.measure`` and ``helpers.export``, chapters 07 and 09)."""
 
 from __future__ import annotations
 

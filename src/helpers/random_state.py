@@ -1,4 +1,4 @@
-"""Every random generator's state, saved and restored exactly (taught in chapter 07).
+"""Every random generator's state, saved and restored exactly (taught in chapter 08).
 
 A resumed run continues as if it never stopped only if its draws after the resume (dropout
 masks, shuffling, augmentation) are the ones it would have made. :func:`rng_state` takes the
@@ -28,7 +28,7 @@ def rng_state() -> dict[str, Any]:
     """The state of every generator a training script draws from, in weights-only types: Python's,
     NumPy's, torch's CPU generator, each GPU's, and the MPS generator where MPS is available.
 
-    These are the generators of this process: in a run of several processes (DDP, chapter 09)
+    These are the generators of this process: in a run of several processes (DDP, chapter 10)
     each rank has its own, and a state saved by one rank is that rank's only.
     """
     name, keys, pos, has_gauss, cached = np.random.get_state()

@@ -1,4 +1,4 @@
-"""A training script that checkpoints and resumes exactly (studied in chapter 07).
+"""A training script that checkpoints and resumes exactly (studied in chapter 08).
 
 Run it as ``python -m helpers.resumable --out DIR --steps 60 --every 10``. It trains a small
 MLP on the digits with dropout, AdamW, a per-step learning-rate schedule, shuffling and
@@ -85,7 +85,7 @@ def train(out: Path, steps: int, every: int, seed: int = 0, stop_after: int | No
             if scaler is None:
                 loss.backward()
                 optimizer.step()
-            else:  # chapter 06: scale the loss, skip a step whose gradients overflowed
+            else:  # chapter 07: scale the loss, skip a step whose gradients overflowed
                 scaler.scale(loss).backward()
                 scaler.step(optimizer)
                 scaler.update()

@@ -1,4 +1,4 @@
-"""One command from training to a verified, benchmarked ONNX file (chapter 08).
+"""One command from training to a verified, benchmarked ONNX file (chapter 09).
 
 ``python -m helpers.ship --out DIR`` trains the chapter's colour classifier, wraps it with
 its preprocessing, exports it to ``DIR/model.onnx`` with a dynamic batch, checks the ONNX
@@ -31,7 +31,7 @@ ATOL = 1e-4
 class ServingModel(nn.Module):
     """What the service calls: uint8 images (N, H, W, 3) in RGB, as decoded from files, in;
     logits out. The conversion and the training normalization are part of the model, so
-    the serving code cannot forget or reorder them (chapter 08, C30)."""
+    the serving code cannot forget or reorder them (chapter 09, C30)."""
 
     def __init__(self, classifier: nn.Module, mean: torch.Tensor, std: torch.Tensor) -> None:
         super().__init__()

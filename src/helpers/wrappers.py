@@ -1,7 +1,7 @@
-"""The wrappers that put a prefix before every key of a model's state (taught in chapter 07).
+"""The wrappers that put a prefix before every key of a model's state (taught in chapter 08).
 
 ``torch.compile`` keeps the original module as ``_orig_mod`` and prefixes its keys with
-``_orig_mod.``; ``nn.DataParallel`` and ``DistributedDataParallel`` (chapter 09) keep it as
+``_orig_mod.``; ``nn.DataParallel`` and ``DistributedDataParallel`` (chapter 10) keep it as
 ``module`` and prefix ``module.``. Checkpoints and ONNX exports are made of the module inside
 (:func:`unwrap_model`), and a state saved from a wrapper loads into the plain model once its
 prefixes are taken off (:func:`strip_compile_prefix`; ``helpers.checkpoint`` does it when it
@@ -20,14 +20,14 @@ WRAPPER_PREFIXES = (COMPILE_PREFIX, "module.")
 
 
 def unwrap_compiled(model: nn.Module) -> nn.Module:
-    """The original module behind ``torch.compile`` (chapter 07, C28), or the model itself."""
+    """The original module behind ``torch.compile`` (chapter 08, C28), or the model itself."""
     return getattr(model, "_orig_mod", model)
 
 
 def unwrap_model(model: nn.Module) -> nn.Module:
-    """The module inside every wrapper that adds a prefix to its keys (chapter 07): the
+    """The module inside every wrapper that adds a prefix to its keys (chapter 08): the
     original behind ``torch.compile`` (``_orig_mod.``) and the module inside ``nn.DataParallel``
-    or ``DistributedDataParallel`` (``module.``, chapter 09), nested in any order; the model
+    or ``DistributedDataParallel`` (``module.``, chapter 10), nested in any order; the model
     itself when it is not wrapped. What checkpoints and ONNX exports are made of."""
     while True:
         if isinstance(model, (nn.DataParallel, nn.parallel.DistributedDataParallel)):

@@ -107,7 +107,7 @@ def test_chinese_search_finds_chapter_00():
 
 # What a Chinese reader searches for, and the chapter that must come up (issue: 中文版 (1), (2))
 SEARCHES = {"梯度": "01_autograd", "梯度裁剪": "03_training", "随机种子": "04_reproducibility",
-            "显存": "06_memory", "梯度累积": "06_memory", "断点续训": "07_checkpoints"}
+            "显存": "07_memory", "梯度累积": "07_memory", "断点续训": "08_checkpoints"}
 
 
 @pytest.mark.parametrize("word, chapter", SEARCHES.items(), ids=list(SEARCHES))

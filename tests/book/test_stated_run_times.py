@@ -119,9 +119,9 @@ def test_stated_seconds_reads_the_header_and_refuses_a_missing_one():
 
 def test_measured_seconds_reads_junit(tmp_path):
     junit = tmp_path / "j.xml"
-    junit.write_text('<testsuites><testsuite><testcase classname="" name="07_checkpoints.ipynb" '
+    junit.write_text('<testsuites><testsuite><testcase classname="" name="08_checkpoints.ipynb" '
                      'time="31.5"/></testsuite></testsuites>')
-    assert measured_seconds(junit) == {"07_checkpoints": 31.5}
+    assert measured_seconds(junit) == {"08_checkpoints": 31.5}
 
 
 def test_stated_run_times_match_the_measured_ones():

@@ -281,7 +281,7 @@ def test_c76_old_record_lacks_the_device_and_settings(tmp_path):
 
 @pytest.fixture
 def new_precision_api():
-    """TF32 asked for with the per-backend settings chapter 06 teaches, as a user's script
+    """TF32 asked for with the per-backend settings chapter 07 teaches, as a user's script
     would before a run; put back afterwards."""
     matmul = torch.backends.cuda.matmul
     if not hasattr(matmul, "fp32_precision"):

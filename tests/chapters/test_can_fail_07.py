@@ -2,496 +2,636 @@
 (tests/chapters/chapter_code.py), raises on evidence from a world where its claim is false and
 passes on the real thing.
 
-The evidence is computed here for real, with the mechanism removed or broken: a weight kept
-outside the state_dict, a loader that hides what it skipped, a loader that checks everything
-before it copies anything, a resume that forgets the random generators, an optimizer without
-state, a compile without the wrapper, an older torch's default of full unpickling, a float16
-resume that forgets its scaler, a loader that trusts torch.load, a load that copies, a buffer
-that is saved after all or never re-created, a pickled model whose class never moved.
+The evidence is computed here with small tensors, the mechanism switched off or broken; the
+GPU-only parts (C23's speed, C45) get evidence from a model of the machine they describe.
 """
 
-import copy
-import functools
-import io
+import json
 import os
-import pickle
+import subprocess
+import sys
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
-from helpers import fingerprint, load_checkpoint, resumable, save_checkpoint, strip_compile_prefix
+from helpers import measure_memory
 from tests.chapters.chapter_code import chapter_function
+from tools.build.chapter_format import ROOT
 
-CHAPTER = "07_checkpoints"
-
-
-# C26: the chapter's two architectures (the verdict names their keys)
-
-class Net(nn.Module):
-    def __init__(self, hidden: int = 32, weight_outside: bool = False) -> None:
-        super().__init__()
-        self.body = nn.Sequential(nn.Linear(16, hidden), nn.ReLU())
-        self.head = nn.Linear(hidden, 4)
-        self.register_buffer("calls", torch.zeros((), dtype=torch.long))
-        # a plain tensor attribute: not in the state_dict, so not saved
-        self.scale = torch.randn(4) if weight_outside else torch.ones(4)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.head(self.body(x)) * self.scale
+CHAPTER = "07_memory"
 
 
-class NetWithDropout(nn.Module):
+# C23 (memory): autocast saves its inputs in low precision, unless the batch is small
+
+def saved_bytes(batch: int, use_amp: bool, width: int = 64) -> int:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, width),
+                          nn.ReLU(), nn.Linear(width, 10))
+    x, y = torch.randn(batch, width), torch.randint(0, 10, (batch,))
+    with measure_memory("cpu", exclude=model.parameters()) as mem:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_amp):
+            F.cross_entropy(model(x), y)
+    return mem.saved_bytes
+
+
+def test_c23_memory_autocast_removed_or_batch_too_small():
+    verdict = chapter_function(CHAPTER, "verdict_c23_memory")
+    verdict(saved_bytes(1024, False), saved_bytes(1024, True))  # the chapter's case: holds
+    with pytest.raises(AssertionError):  # autocast off in both runs: nothing saved
+        verdict(saved_bytes(1024, False), saved_bytes(1024, False))
+    # a batch of 2: the weight copies autocast keeps outweigh the halved activations
+    assert saved_bytes(2, True) > saved_bytes(2, False)
+    with pytest.raises(AssertionError):
+        verdict(saved_bytes(2, False), saved_bytes(2, True))
+
+
+# C23 (speed, GPU only): step times from a roofline model of the chapter's MLP step
+
+def step_seconds(matmul_flops_per_s: float, bytes_per_number: int) -> float:
+    """A training step of the chapter's MLP (batch 4096, 4 Linear 1024x1024 + head) on a GPU
+    with the given matrix-product throughput and 3.35 TB/s of memory bandwidth."""
+    batch, numbers = 4096, 4 * 1024 * 1024 + 1024 * 10
+    flops = 6 * batch * numbers  # forward + backward, 2 flops per multiply-add
+    traffic = 3 * 5 * batch * 1024 * bytes_per_number  # activations written, read twice
+    return flops / matmul_flops_per_s + traffic / 3.35e12
+
+
+def test_c23_speed_without_tensor_cores():
+    verdict = chapter_function(CHAPTER, "verdict_c23_speed")
+    float32 = step_seconds(60e12, 4)  # an H100's float32 rate without TF32
+    verdict(float32, step_seconds(700e12, 2))  # float16 on its tensor cores: holds
+    with pytest.raises(AssertionError):  # a GPU whose float16 matmuls run at the fp32 rate
+        verdict(float32, step_seconds(60e12, 2))
+    with pytest.raises(AssertionError):  # a Pascal GPU: float16 at 1/64 of float32's rate
+        verdict(float32, step_seconds(60e12 / 64, 2))
+
+
+# C45 (GPU only): a caching allocator in miniature, and allocators without the effect
+
+class Allocator:
+    """Blocks rounded up to 2 MiB; `caching`: freed blocks stay reserved until empty_cache();
+    `releases`: empty_cache() gives them back."""
+
+    def __init__(self, caching: bool = True, releases: bool = True) -> None:
+        self.caching, self.releases = caching, releases
+        self.allocated, self.cached = 8 * 2**20, 0  # a few tensors already live
+
+    def reading(self) -> tuple[int, int]:
+        return self.allocated, self.allocated + self.cached
+
+    def alloc(self, size: int) -> int:
+        block = -(-size // 2**21) * 2**21
+        self.allocated += block
+        self.cached = max(0, self.cached - block)  # a cached block is reused first
+        return block
+
+    def free(self, block: int) -> None:
+        self.allocated -= block
+        if self.caching:
+            self.cached += block
+
+    def empty_cache(self) -> None:
+        if self.releases:
+            self.cached = 0
+
+
+def allocator_evidence(allocator: Allocator, size: int) -> tuple:
+    allocator.empty_cache()
+    start = allocator.reading()
+    block = allocator.alloc(size)
+    live = allocator.reading()
+    allocator.free(block)
+    freed = allocator.reading()
+    allocator.empty_cache()
+    return start, live, freed, allocator.reading(), size
+
+
+def test_c45_no_caching_or_empty_cache_that_keeps():
+    verdict = chapter_function(CHAPTER, "verdict_c45")
+    size = 256 * 2**20 + 5  # not a multiple of the block size
+    verdict(*allocator_evidence(Allocator(), size))
+    with pytest.raises(AssertionError):  # freed memory goes back at once (the CPU's case)
+        verdict(*allocator_evidence(Allocator(caching=False), size))
+    with pytest.raises(AssertionError):  # empty_cache() that returns nothing
+        verdict(*allocator_evidence(Allocator(releases=False), size))
+    start, live, freed, emptied, _ = allocator_evidence(Allocator(), size)
+    with pytest.raises(AssertionError):  # a counter that reports reserved as allocated
+        verdict((start[1],) * 2, (live[1],) * 2, (freed[1],) * 2, (emptied[1],) * 2, size)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_c45_real_allocator_holds():
+    verdict = chapter_function(CHAPTER, "verdict_c45")
+
+    def reading() -> tuple[int, int]:
+        torch.cuda.synchronize()
+        return torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+
+    torch.cuda.empty_cache()
+    start = reading()
+    block = torch.empty(256 * 2**20, dtype=torch.uint8, device="cuda")
+    live = reading()
+    del block
+    freed = reading()
+    torch.cuda.empty_cache()
+    verdict(start, live, freed, reading(), 256 * 2**20)
+
+
+# C42: a variance as E[x^2] - E[x]^2 by matrix products, under autocast or not
+
+def to_tf32(t: torch.Tensor) -> torch.Tensor:
+    """float32 rounded to TF32's 10 significand bits, as a GPU's tensor cores take it."""
+    bits = t.float().contiguous().view(torch.int32)
+    return ((bits + 0x1000) & ~0x1FFF).view(torch.float32)
+
+
+def variance_evidence(autocast: bool, region: bool, to_float32: bool = True,
+                      whole_model_float32: bool = False, tf32: bool = False) -> dict:
+    """`tf32`: the region's matrix products take TF32 inputs, as cuBLAS does on a GPU where
+    TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 (simulated on the CPU)."""
+    torch.manual_seed(0)
+    raw = 100 + 2 * torch.randn(256, 16)
+    true_var = raw.double().var(dim=0, unbiased=False)
+    linear = nn.Linear(16, 16)
+
+    def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return to_tf32(a) @ to_tf32(b) if tf32 and a.dtype == torch.float32 else a @ b
+
+    def moments(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        weights = torch.full((1, len(x)), 1 / len(x), dtype=x.dtype)
+        mean = matmul(weights, x)
+        return mean, matmul(weights, x * x) - mean * mean
+
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+        inputs = raw if to_float32 else raw.bfloat16()
+        if region:
+            with torch.autocast("cpu", enabled=False):
+                mean, var = moments(inputs.float() if to_float32 else inputs)
+        else:
+            mean, var = moments(inputs)
+        with torch.autocast("cpu", enabled=autocast and not whole_model_float32):
+            out = linear((raw - mean) / torch.sqrt(var + 1e-5))
+    error = ((var.double().squeeze(0) - true_var).abs() / true_var).nan_to_num(nan=float("inf"))
+    return {"output": out.dtype, "variance": var.dtype, "error": error.max().item()}
+
+
+def test_c42_no_autocast_or_a_region_that_stays_low():
+    verdict = chapter_function(CHAPTER, "verdict_c42")
+    low = torch.bfloat16
+    verdict(variance_evidence(True, False), variance_evidence(True, True), low)
+    with pytest.raises(AssertionError):  # autocast that leaves matmuls in float32
+        verdict(variance_evidence(False, False), variance_evidence(True, True), low)
+    with pytest.raises(AssertionError):  # the region without .float(): still bfloat16
+        verdict(variance_evidence(True, False),
+                variance_evidence(True, True, to_float32=False), low)
+    with pytest.raises(AssertionError):  # a "fix" that turns autocast off for everything
+        verdict(variance_evidence(True, False),
+                variance_evidence(True, True, whole_model_float32=True), low)
+
+
+def test_c42_float32_region_in_tf32():
+    verdict = chapter_function(CHAPTER, "verdict_c42")
+    forced = chapter_function(CHAPTER, "tf32_forced")
+    unsafe = variance_evidence(True, False)
+    with pytest.raises(AssertionError):  # the float32 region's matmuls in TF32: why C42 skips
+        verdict(unsafe, variance_evidence(True, True, tf32=True), torch.bfloat16)
+    assert forced({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "1"})  # then the chapter skips on CUDA
+    for value in ("0", "true", ""):  # torch reads only "1"
+        assert not forced({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": value}), value
+    assert not forced({})
+
+
+# C24: accumulation over micro-batches, computed for real
+
+def accumulation_evidence(divide: bool = True, sizes: tuple = (10, 10, 10, 2),
+                          bn_training: bool = True) -> tuple:
+    max_diff = chapter_function(CHAPTER, "max_diff")
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(20, 16), nn.ReLU(), nn.Linear(16, 5))
+    x, y, k = torch.randn(32, 20), torch.randint(0, 5, (32,)), 4
+
+    def grads() -> list[torch.Tensor]:
+        out = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad()
+        return out
+
+    F.cross_entropy(model(x), y).backward()
+    full = grads()
+    for xs, ys in zip(x.chunk(k), y.chunk(k), strict=True):
+        (F.cross_entropy(model(xs), ys) / (k if divide else 1)).backward()
+    accumulated = grads()
+    for xs, ys in zip(x.chunk(k), y.chunk(k), strict=True):
+        F.cross_entropy(model(xs), ys).backward()
+    undivided = grads()
+    for xs, ys in zip(x.split(list(sizes)), y.split(list(sizes)), strict=True):
+        (F.cross_entropy(model(xs), ys) / len(sizes)).backward()
+    uneven_wrong = grads()
+    for xs, ys in zip(x.split(list(sizes)), y.split(list(sizes)), strict=True):
+        (F.cross_entropy(model(xs), ys, reduction="sum") / len(x)).backward()
+    uneven_right = grads()
+
+    bn = nn.Sequential(nn.Linear(20, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 5))
+    bn.train(bn_training)
+    model = bn
+    initial = {n: v.clone() for n, v in bn.state_dict().items()}
+    F.cross_entropy(bn(2 * x + 1), y).backward()
+    bn_full, running_full = grads(), bn[1].running_mean.clone()
+    bn.load_state_dict(initial)
+    for xs, ys in zip((2 * x + 1).chunk(k), y.chunk(k), strict=True):
+        (F.cross_entropy(bn(xs), ys) / k).backward()
+    bn_gap = max_diff(grads(), bn_full)
+    drift = (bn[1].running_mean - running_full).abs().max().item()
+    return full, accumulated, undivided, k, uneven_wrong, uneven_right, bn_gap, drift
+
+
+def test_c24_division_removed_even_split_or_batchnorm_in_eval():
+    verdict = chapter_function(CHAPTER, "verdict_c24",
+                               max_diff=chapter_function(CHAPTER, "max_diff"))
+    verdict(*accumulation_evidence())
+    with pytest.raises(AssertionError):  # loss not divided by k
+        verdict(*accumulation_evidence(divide=False))
+    with pytest.raises(AssertionError):  # an even split: the mean of means is right
+        verdict(*accumulation_evidence(sizes=(8, 8, 8, 8)))
+    with pytest.raises(AssertionError):  # BatchNorm in eval mode uses no batch statistics
+        verdict(*accumulation_evidence(bn_training=False))
+    full, accumulated, undivided, k, *rest = accumulation_evidence()
+    with pytest.raises(AssertionError):  # undivided gradients only 2x too large, not k = 4
+        verdict(full, accumulated, [g / 2 for g in undivided], k, *rest)
+
+
+# C25: checkpointing, computed for real on small blocks with dropout
+
+def checkpoint_evidence(recompute: bool = True, preserve_rng_state: bool = True) -> tuple:
+    xs, ys = torch.randn(64, 32), torch.randint(0, 10, (64,))
+    results = []
+    for use_checkpoint in (False, True):
+        torch.manual_seed(0)
+        blocks = nn.ModuleList(nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Dropout(0.1),
+                                             nn.Linear(64, 32), nn.GELU()) for _ in range(4))
+        head = nn.Linear(32, 10)
+        params = [*blocks.parameters(), *head.parameters()]
+        torch.manual_seed(1)
+        with measure_memory("cpu", exclude=params) as mem:
+            h = xs
+            for block in blocks:
+                if use_checkpoint and recompute:
+                    h = checkpoint(block, h, use_reentrant=False,
+                                   preserve_rng_state=preserve_rng_state)
+                else:
+                    h = block(h)
+            loss = F.cross_entropy(head(h), ys)
+        loss.backward()
+        results.append(([p.grad.clone() for p in params], mem.saved_bytes))
+    (g_off, mem_off), (g_on, mem_on) = results
+    return g_off, g_on, mem_off, mem_on
+
+
+def test_c25_no_recomputation_other_masks_or_free_time():
+    verdict = chapter_function(CHAPTER, "verdict_c25")
+    g_off, g_on, mem_off, mem_on = checkpoint_evidence()
+    verdict(g_off, g_on, mem_off, mem_on, 1.0, 1.3)  # one extra forward: about 1.3x
+    with pytest.raises(AssertionError):  # "checkpointing" that keeps every activation
+        verdict(*checkpoint_evidence(recompute=False), 1.0, 1.3)
+    with pytest.raises(AssertionError):  # the recomputation draws other dropout masks
+        verdict(*checkpoint_evidence(preserve_rng_state=False), 1.0, 1.3)
+    with pytest.raises(AssertionError):  # recomputation that costs no time
+        verdict(g_off, g_on, mem_off, mem_on, 1.0, 1.0)
+
+
+# C57: saved activations grow with the batch; a no_grad forward saves none (computed for real)
+
+def forward_saved(batch: int, grad: bool = True, fixed: bool = False) -> int:
+    """Saved bytes of a small MLP's forward pass; `fixed`: a model whose only saved tensor is
+    a learned table of fixed size (an embedding-like lookup that ignores the batch)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 10))
+    table = nn.Parameter(torch.randn(64, 32))
+    with measure_memory("cpu", exclude=model.parameters()) as mem, torch.set_grad_enabled(grad):
+        x = torch.randn(batch, 32)
+        if fixed:  # saves the same 64 x 32 tensor at every batch size
+            (table * table.detach()).sum() + x.sum()
+        else:
+            model(x)
+    return mem.saved_bytes
+
+
+def test_c57_fixed_activations_or_a_forward_that_saves():
+    verdict = chapter_function(CHAPTER, "verdict_c57")
+    verdict({b: forward_saved(b) for b in (16, 32, 64)}, forward_saved(16, grad=False))
+    with pytest.raises(AssertionError):  # activations that do not grow with the batch
+        verdict({b: forward_saved(b, fixed=True) for b in (16, 32, 64)},
+                forward_saved(16, grad=False))
+    with pytest.raises(AssertionError):  # the "no_grad" forward run with grad enabled
+        verdict({b: forward_saved(b) for b in (16, 32, 64)}, forward_saved(16, grad=True))
+    with pytest.raises(AssertionError):  # nothing saved at all: no evidence of growth
+        verdict({b: forward_saved(b, grad=False) for b in (16, 32, 64)}, 0)
+
+
+# C86: a target computed by the model, with its graph or under no_grad (computed for real)
+
+def target_evidence(keep_graph: bool, target_from_model: bool = True) -> tuple:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 10))
+    view_a, view_b = torch.randn(64, 32), torch.randn(64, 32)  # two storages, as the chapter
+    with measure_memory("cpu", exclude=model.parameters()) as one:
+        model(view_a)
+    results = []
+    for no_grad_target in (not keep_graph, True):
+        model.zero_grad(set_to_none=True)
+        with measure_memory("cpu", exclude=model.parameters()) as mem:
+            with torch.set_grad_enabled(not no_grad_target):
+                target = model(view_b) if target_from_model else torch.zeros(64, 10)
+            loss = F.mse_loss(model(view_a), target)
+        loss.backward()
+        results.append((mem.saved_bytes, [p.grad.clone() for p in model.parameters()]))
+    (saved_kept, g_kept), (saved_cut, g_cut) = results
+    gap = max((a - b).abs().max().item() for a, b in zip(g_kept, g_cut, strict=True))
+    return saved_kept, saved_cut, one.saved_bytes, gap
+
+
+def test_c86_target_without_its_graph():
+    verdict = chapter_function(CHAPTER, "verdict_c86")
+    verdict(*target_evidence(keep_graph=True))
+    with pytest.raises(AssertionError):  # both targets computed under no_grad
+        verdict(*target_evidence(keep_graph=False))
+    with pytest.raises(AssertionError):  # a fixed target: no second branch to keep
+        verdict(*target_evidence(keep_graph=True, target_from_model=False))
+    saved_kept, saved_cut, one, gap = target_evidence(keep_graph=True)
+    with pytest.raises(AssertionError):  # a kept branch that took no gradient
+        verdict(saved_kept, saved_cut, one, 0.0)
+
+
+# C85: autocast's float32 lists, per device (the CPU's computed for real)
+
+IN_NEITHER_LIST = ("mean", "amax", "var")  # the input's dtype on both devices
+
+def test_c85_one_list_for_both_devices_or_no_autocast():
+    dtypes_of = chapter_function(CHAPTER, "autocast_dtypes")
+    verdict = chapter_function(CHAPTER, "verdict_c85")
+    cpu = dtypes_of("cpu", torch.bfloat16)
+    cpu_float32, cpu_low = ("prod", "cross_entropy", "mse_loss"), ("sum", "cumsum", "softmax",
+                                                                 "log_softmax", "exp")
+    verdict(cpu, cpu_float32, cpu_low + IN_NEITHER_LIST, torch.bfloat16)
+    with pytest.raises(AssertionError):  # CUDA's list taken for the CPU's
+        verdict(cpu, ("sum", "cumsum", "prod", "softmax", "exp"), (), torch.bfloat16)
+    with pytest.raises(AssertionError):  # "autocast keeps every reduction in float32"
+        verdict(cpu, cpu_float32 + IN_NEITHER_LIST, (), torch.bfloat16)
+    with pytest.raises(AssertionError):  # autocast that casts nothing: all float32
+        verdict({op: torch.float32 for op in cpu}, cpu_float32, cpu_low, torch.bfloat16)
+    # a CPU whose autocast kept every op in low precision (the losses too)
+    with pytest.raises(AssertionError):
+        verdict({**cpu, "cross_entropy": torch.bfloat16, "mse_loss": torch.bfloat16},
+                cpu_float32, cpu_low, torch.bfloat16)
+
+
+def test_c85_cuda_reductions_all_float32():
+    """The CUDA half's verdict on dtypes as CUDA's list (autocast_mode.h) gives them, and on a
+    CUDA autocast that upcast mean, amax and var too (a table, not a run: no GPU needed)."""
+    verdict = chapter_function(CHAPTER, "verdict_c85")
+    float32 = ("sum", "cumsum", "prod", "softmax", "log_softmax", "exp", "cross_entropy",
+               "mse_loss")
+    listed = {"Linear output": torch.float16, "matmul": torch.float16,
+              "parameter": torch.float32, **dict.fromkeys(float32, torch.float32),
+              **dict.fromkeys(IN_NEITHER_LIST, torch.float16)}
+    verdict(listed, float32, IN_NEITHER_LIST, torch.float16)
+    with pytest.raises(AssertionError):  # every reduction upcast: not what CUDA's list says
+        verdict({**listed, **dict.fromkeys(IN_NEITHER_LIST, torch.float32)}, float32,
+                IN_NEITHER_LIST, torch.float16)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_c85_cuda_list_holds():
+    dtypes_of = chapter_function(CHAPTER, "autocast_dtypes")
+    verdict = chapter_function(CHAPTER, "verdict_c85")
+    verdict(dtypes_of("cuda", torch.float16),
+            ("sum", "cumsum", "prod", "softmax", "log_softmax", "exp", "cross_entropy",
+             "mse_loss"), IN_NEITHER_LIST, torch.float16)
+
+
+# C84: the TF32 defaults, read with the chapter's reader after switching them (real flags)
+
+def test_c84_tf32_switched():
+    read = chapter_function(CHAPTER, "tf32_in_effect")
+    verdict = chapter_function(CHAPTER, "verdict_c84")
+    verdict(read())  # the defaults
+    backends = torch.backends
+    new_api = hasattr(backends, "fp32_precision") and hasattr(backends.cudnn, "conv")
+    if new_api:
+        matmul_before, conv_before = (backends.cuda.matmul.fp32_precision,
+                                      backends.cudnn.conv.fp32_precision)
+    try:
+        if new_api:
+            backends.cuda.matmul.fp32_precision = "tf32"
+        else:
+            backends.cuda.matmul.allow_tf32 = True
+        with pytest.raises(AssertionError):  # matmuls in TF32 (set_float32_matmul_precision)
+            verdict(read())
+    finally:
+        if new_api:
+            backends.cuda.matmul.fp32_precision = matmul_before
+        else:
+            backends.cuda.matmul.allow_tf32 = False
+    try:
+        if new_api:
+            backends.cudnn.conv.fp32_precision = "ieee"
+        else:
+            backends.cudnn.allow_tf32 = False
+        with pytest.raises(AssertionError):  # convolutions in full float32
+            verdict(read())
+    finally:
+        if new_api:
+            backends.cudnn.conv.fp32_precision = conv_before
+        else:
+            backends.cudnn.allow_tf32 = True
+    verdict(read())  # restored
+
+
+# C84 (and C42 on a GPU): TORCH_ALLOW_TF32_CUBLAS_OVERRIDE, read by fresh processes (real flags)
+
+def tf32_in_fresh_process(value: str) -> dict:
+    """The chapter's tf32_in_effect() in a new process with the variable set to `value`."""
+    env = {**os.environ, "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": value}
+    code = ("import json; from tests.chapters.chapter_code import chapter_function; "
+            f"print(json.dumps(chapter_function({CHAPTER!r}, 'tf32_in_effect')()))")
+    run = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True,
+                         text=True, timeout=300, check=True)
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_c84_tf32_forced_by_the_environment():
+    verdict = chapter_function(CHAPTER, "verdict_c84")
+    forced = chapter_function(CHAPTER, "tf32_forced")
+    for value in ("0", "true"):  # values torch ignores: the defaults hold, nothing is skipped
+        assert not forced({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": value})
+        verdict(tf32_in_fresh_process(value))
+    assert forced({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "1"})
+    with pytest.raises(AssertionError):  # "1": matmuls start in TF32, so the chapter skips
+        verdict(tf32_in_fresh_process("1"))
+
+
+# C87 (GPU only): snapshots shaped as torch.cuda.memory._snapshot() documents them
+
+def fake_snapshot(size: int, frames: bool = True, history: bool = True,
+                  freed: bool = True) -> dict:
+    stack = [{"filename": "07_memory.py", "line": 3, "name": "<module>"}] if frames else []
+    live = {"size": size, "requested_size": size, "address": 1 << 32,
+            "state": "active_allocated", "frames": stack}
+    cached = {"size": size, "requested_size": size, "address": (1 << 32) + size,
+              "state": "inactive", "frames": []}
+    segment = {"address": 1 << 32, "total_size": 2 * size, "stream": 0,
+               "segment_type": "large", "allocated_size": size, "active_size": size,
+               "blocks": [live, cached]}
+    trace = [{"action": "segment_alloc", "addr": 1 << 32, "size": 2 * size, "frames": []}]
+    if history:
+        trace += [{"action": "alloc", "addr": 1 << 32, "size": size, "frames": stack},
+                  {"action": "alloc", "addr": (1 << 32) + size, "size": size, "frames": stack}]
+        if freed:
+            trace.append({"action": "free_requested", "addr": (1 << 32) + size, "size": size,
+                          "frames": stack})
+    return {"segments": [segment], "device_traces": [trace]}
+
+
+def test_c87_snapshot_without_history_or_stacks():
+    verdict = chapter_function(CHAPTER, "verdict_c87")
+    size = 64 * 2**20
+    verdict(fake_snapshot(size), size)
+    with pytest.raises(AssertionError):  # recording never started: no history
+        verdict(fake_snapshot(size, history=False), size)
+    with pytest.raises(AssertionError):  # no stack traces recorded (context=None)
+        verdict(fake_snapshot(size, frames=False), size)
+    with pytest.raises(AssertionError):  # the second tensor never freed
+        verdict(fake_snapshot(size, freed=False), size)
+    with pytest.raises(AssertionError):  # a snapshot of other allocations
+        verdict(fake_snapshot(size), size + 2**21)
+    with pytest.raises(AssertionError):  # an empty allocator
+        verdict({"segments": [], "device_traces": [[]]}, size)
+
+
+# C56 (GPU only): the values a fresh process reads back
+
+def test_c56_setting_not_in_effect():
+    verdict = chapter_function(CHAPTER, "verdict_c56")
+    verdict("False", "True", "True")  # torch 2.11 and later
+    verdict("False", "False", "True")  # torch 2.9.1: the new name alone was ignored
+    with pytest.raises(AssertionError):  # the variables reach no allocator
+        verdict("False", "False", "False")
+    with pytest.raises(AssertionError):  # expandable segments already on by default
+        verdict("True", "True", "True")
+    with pytest.raises(AssertionError):  # a process that printed no setting (key missing)
+        verdict("False", "None", "None")
+
+
+# C111: halving a conv net's input sides divides its saved activations by 4 (computed for real)
+
+CPU = torch.device("cpu")
+
+
+class PooledHead(nn.Module):
+    """The chapter's body with a classifier head of global pooling and a Linear layer, which
+    saves a (batch, channels) tensor whatever the input's size."""
+
     def __init__(self) -> None:
         super().__init__()
-        self.body = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Dropout(0.1))
-        self.classifier = nn.Linear(32, 4)
-
-
-def fitting_only(model: nn.Module, state: dict, strict: bool = False):
-    """A loader that drops what does not fit before loading: nothing to report, nothing raised."""
-    own = model.state_dict()
-    return model.load_state_dict({k: v for k, v in state.items()
-                                  if k in own and v.shape == own[k].shape}, strict=strict)
-
-
-def all_or_nothing(model: nn.Module, state: dict) -> None:
-    """A strict loader that tries a copy of the model first: it raises with the model untouched."""
-    copy.deepcopy(model).load_state_dict(state)
-    model.load_state_dict(state)
-
-
-def state_dict_evidence(weight_outside: bool = False, loader=None, strict_loader=None) -> tuple:
-    loader = loader or (lambda model, state: model.load_state_dict(state, strict=False))
-    strict_loader = strict_loader or (lambda model, state: model.load_state_dict(state))
-    torch.manual_seed(0)
-    net = Net(weight_outside=weight_outside)
-    buffer = io.BytesIO()
-    torch.save(net.state_dict(), buffer)
-    buffer.seek(0)
-    state = torch.load(buffer)
-    restored = Net(weight_outside=weight_outside)
-    restored.load_state_dict(state)
-    probe = torch.randn(8, 16)
-    same_outputs = torch.equal(net(probe), restored(probe))
-    partial = NetWithDropout()
-    report = loader(partial, state)
-    body_loaded = torch.equal(partial.body[0].weight, state["body.0.weight"])
-    shape_message = ""
-    try:
-        loader(Net(hidden=64), state)
-    except RuntimeError as err:
-        shape_message = str(err)
-    half_loaded = NetWithDropout()
-    try:
-        strict_loader(half_loaded, state)
-    except RuntimeError:
-        pass
-    copied_anyway = torch.equal(half_loaded.body[0].weight, state["body.0.weight"])
-    return (same_outputs, report.missing_keys, report.unexpected_keys, body_loaded, shape_message,
-            copied_anyway)
-
-
-def test_c26_weight_outside_state_dict_or_a_silent_loader():
-    verdict = chapter_function(CHAPTER, "verdict_c26")
-    verdict(*state_dict_evidence())
-    with pytest.raises(AssertionError):  # a weight the state_dict does not hold
-        verdict(*state_dict_evidence(weight_outside=True))
-    with pytest.raises(AssertionError):  # a loader that drops what does not fit, silently
-        verdict(*state_dict_evidence(loader=fitting_only))
-    same, missing, unexpected, _, message, copied = state_dict_evidence()
-    with pytest.raises(AssertionError):  # strict=False that loads nothing
-        verdict(same, missing, unexpected, False, message, copied)
-    with pytest.raises(AssertionError):  # a strict load that raises before copying anything
-        verdict(*state_dict_evidence(strict_loader=all_or_nothing))
-
-
-# C27: resumable.train, for a few steps
-
-RUN = {"steps": 8, "every": 4, "print_steps": False}
-
-
-def interrupted(out, **options) -> nn.Module:
-    """resumable.train stopped after step 6, then resumed from its step-4 checkpoint."""
-    resumable.train(out, stop_after=6, **RUN)
-    return resumable.train(out, **RUN, **options)
-
-
-def stateless_build(seed: int, total_steps: int):
-    """resumable.build with plain SGD and a constant learning rate: no optimizer state."""
-    resumable.set_seed(seed)
-    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Dropout(0.2), nn.Linear(128, 10))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    return model, optimizer, torch.optim.lr_scheduler.StepLR(optimizer, step_size=1000)
-
-
-def resume_evidence(out) -> tuple:
-    straight = resumable.train(out / "straight", **RUN)
-    resumed = interrupted(out / "resumed")
-    no_optimizer = interrupted(out / "no_optimizer", load_optimizer=False)
-    drift = max((a - b).abs().max().item()
-                for a, b in zip(straight.parameters(), no_optimizer.parameters(), strict=True))
-    return fingerprint(straight), fingerprint(resumed), fingerprint(no_optimizer), drift
-
-
-def test_c27_resume_without_rng_or_optimizer_without_state(tmp_path, monkeypatch):
-    verdict = chapter_function(CHAPTER, "verdict_c27")
-    straight, resumed, no_optimizer, drift = resume_evidence(tmp_path / "real")
-    verdict(straight, resumed, no_optimizer, drift)
-    with monkeypatch.context() as patch:  # a resume that forgets the random generators
-        patch.setattr(resumable, "load_checkpoint",
-                      functools.partial(load_checkpoint, restore_rng=False))
-        forgot_rng = fingerprint(interrupted(tmp_path / "no_rng"))
-    with pytest.raises(AssertionError):
-        verdict(straight, forgot_rng, no_optimizer, drift)
-    with monkeypatch.context() as patch:  # an optimizer with no state: nothing to lose
-        patch.setattr(resumable, "build", stateless_build)
-        stateless = resume_evidence(tmp_path / "sgd")
-    with pytest.raises(AssertionError):
-        verdict(*stateless)
-
-
-# C28: a compiled model's keys, and what was saved from it
-
-def compile_evidence(tmp_path, compile_in_place: bool = False, save_wrapper: bool = False,
-                     strip: bool = True) -> tuple:
-    torch.manual_seed(0)
-    net = Net()
-    if compile_in_place:  # no wrapper, so no prefix
-        compiled = Net()
-        compiled.load_state_dict(net.state_dict())
-        compiled.compile()
-    else:
-        compiled = torch.compile(net)
-    from_compiled = compiled.state_dict()
-    plain_model = Net()
-    if strip:
-        plain_model.load_state_dict(strip_compile_prefix(from_compiled))
-    else:  # strict=False without stripping: loads nothing
-        plain_model.load_state_dict(from_compiled, strict=False)
-    other = torch.compile(Net())
-    other._orig_mod.load_state_dict(net.state_dict())
-    if save_wrapper:
-        torch.save({"model": from_compiled}, tmp_path / "compiled.pt")
-    else:
-        save_checkpoint(tmp_path / "compiled.pt", model=compiled)
-    saved_keys = list(torch.load(tmp_path / "compiled.pt", weights_only=True)["model"])
-    probe = torch.randn(8, 16)
-    return (list(from_compiled), list(net.state_dict()), saved_keys, plain_model(probe),
-            net(probe), list(other._orig_mod.parameters()), list(net.parameters()))
-
-
-def test_c28_compile_without_wrapper_or_saving_the_wrapper(tmp_path):
-    verdict = chapter_function(CHAPTER, "verdict_c28")
-    verdict(*compile_evidence(tmp_path))
-    with pytest.raises(AssertionError):  # compiled in place: no prefix to see
-        verdict(*compile_evidence(tmp_path, compile_in_place=True))
-    with pytest.raises(AssertionError):  # the wrapper's state_dict saved as it is
-        verdict(*compile_evidence(tmp_path, save_wrapper=True))
-    with pytest.raises(AssertionError):  # the prefix not stripped: nothing loaded
-        verdict(*compile_evidence(tmp_path, strip=False))
-
-
-# C37: a payload that runs when unpickled
-
-class Payload:
-    def __reduce__(self):
-        return (exec, ("import os; os.environ['TEST_CAN_FAIL_07_PAYLOAD'] = 'ran'",))
-
-
-def payload_evidence(path, default_weights_only: bool = True, harmless: bool = False) -> tuple:
-    """What the chapter's cell computes, with torch.load's default as given (False before 2.6)."""
-    torch.save({"extra": {"lr": 0.1} if harmless else Payload()}, path)
-    os.environ.pop("TEST_CAN_FAIL_07_PAYLOAD", None)
-    refusal = ""
-    try:
-        torch.load(path, weights_only=default_weights_only)
-    except pickle.UnpicklingError as err:
-        refusal = str(err)
-    refused_by_default = "TEST_CAN_FAIL_07_PAYLOAD" not in os.environ
-    os.environ.pop("TEST_CAN_FAIL_07_PAYLOAD", None)
-    torch.load(path, weights_only=False)
-    payload_ran = os.environ.pop("TEST_CAN_FAIL_07_PAYLOAD", None) == "ran"
-    return refused_by_default, refusal, payload_ran
-
-
-def test_c37_old_default_or_a_payload_that_cannot_run(tmp_path):
-    verdict = chapter_function(CHAPTER, "verdict_c37")
-    verdict(*payload_evidence(tmp_path / "a.pt"))
-    with pytest.raises(AssertionError):  # torch < 2.6: full unpickling by default
-        verdict(*payload_evidence(tmp_path / "b.pt", default_weights_only=False))
-    with pytest.raises(AssertionError):  # a file with nothing to run proves nothing
-        verdict(*payload_evidence(tmp_path / "c.pt", harmless=True))
-
-
-# C88: a float16 run's GradScaler, for a few steps
-
-HALF = {"steps": 30, "every": 10, "print_steps": False, "float16": True}
-
-
-def float16_evidence(out) -> tuple:
-    straight = resumable.train(out / "straight", **HALF)
-    resumable.train(out / "resumed", stop_after=17, **HALF)
-    saved = torch.load(out / "resumed" / "checkpoint.pt", weights_only=True)["scaler"]
-    resumed = resumable.train(out / "resumed", **HALF)
-    resumable.train(out / "no_scaler", stop_after=17, **HALF)
-    no_scaler = resumable.train(out / "no_scaler", load_scaler=False, **HALF)
-    return (fingerprint(straight), fingerprint(resumed), fingerprint(no_scaler), saved,
-            resumable.make_scaler().state_dict())
-
-
-def test_c88_a_scaler_forgotten_or_one_that_never_changes(tmp_path, monkeypatch):
-    verdict = chapter_function(CHAPTER, "verdict_c88")
-    verdict(*float16_evidence(tmp_path / "real"))
-    with monkeypatch.context() as patch:  # a resume that drops the scaler state it was given
-        def forgetting_load(path, *, scaler=None, **kwargs):
-            return load_checkpoint(path, **kwargs)
-        patch.setattr(resumable, "load_checkpoint", forgetting_load)
-        forgot = float16_evidence(tmp_path / "forgot")
-    with pytest.raises(AssertionError):
-        verdict(*forgot)
-    with monkeypatch.context() as patch:  # a scale that never moves: nothing to lose
-        patch.setattr(resumable, "make_scaler",
-                      lambda: torch.amp.GradScaler("cpu", init_scale=2.0**16,
-                                                   growth_interval=10**6))
-        constant = float16_evidence(tmp_path / "constant")
-    with pytest.raises(AssertionError):
-        verdict(*constant)
-
-
-# C89: a flipped byte, a file without CRC32s, and what the check reads
-
-def crc_evidence(tmp_path, flip_in_crc_checked: bool = True, crc_off: bool = True,
-                 read_fraction: float = 1.0) -> tuple:
-    import warnings
-    import zipfile
-
-    from helpers.checkpoint import UncheckedArchiveWarning
-
-    model = Net()
-    save_checkpoint(tmp_path / "ok.pt", model=model, step=4)
-    damaged = bytearray((tmp_path / "ok.pt").read_bytes())
-    where = damaged.find(model.head.weight.detach().numpy().tobytes())
-    damaged[where + 5] ^= 0xFF
-    (tmp_path / "damaged.pt").write_bytes(damaged)
-    silent = torch.load(tmp_path / "damaged.pt", weights_only=True)["model"]["head.weight"]
-    changed = (silent != model.head.weight.detach()).sum().item()
-    refusal = ""
-    try:
-        if flip_in_crc_checked:
-            load_checkpoint(tmp_path / "damaged.pt", model=Net())
-        else:  # a loader that trusts torch.load
-            torch.load(tmp_path / "damaged.pt", weights_only=True)
-    except ValueError as err:
-        refusal = str(err)
-    was = torch.serialization.get_crc32_options()
-    torch.serialization.set_crc32_options(not crc_off)
-    try:
-        save_checkpoint(tmp_path / "no_crc.pt", model=model, step=4)
-    finally:
-        torch.serialization.set_crc32_options(was)
-    with zipfile.ZipFile(tmp_path / "no_crc.pt") as archive:
-        stored = {info.CRC for info in archive.infolist()}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        step = load_checkpoint(tmp_path / "no_crc.pt", model=Net())["step"]
-    unchecked = [str(w.message) for w in caught if w.category is UncheckedArchiveWarning]
-    size = (tmp_path / "ok.pt").stat().st_size / 2**20
-    return changed, refusal, stored, unchecked, step, size, size * read_fraction
-
-
-def test_c89_no_crc_check_or_a_check_that_reads_part(tmp_path):
-    verdict = chapter_function(CHAPTER, "verdict_c89")
-    verdict(*crc_evidence(tmp_path))
-    with pytest.raises(AssertionError):  # a loader that trusts torch.load: no refusal
-        verdict(*crc_evidence(tmp_path, flip_in_crc_checked=False))
-    with pytest.raises(AssertionError):  # CRC32s written: nothing unchecked to warn about
-        verdict(*crc_evidence(tmp_path, crc_off=False))
-    with pytest.raises(AssertionError):  # a check that reads only the directory
-        verdict(*crc_evidence(tmp_path, read_fraction=0.01))
-
-
-def test_c89_a_check_that_rejects_files_without_crcs(tmp_path, monkeypatch):
-    """The helper before this fix: every archive without CRC32s refused as corrupt."""
-    import zipfile
-
-    from helpers import checkpoint_file
-
-    monkeypatch.setattr(checkpoint_file, "_written_without_crcs", lambda archive: False)
-    model = Net()
-    was = torch.serialization.get_crc32_options()
-    torch.serialization.set_crc32_options(False)
-    try:
-        save_checkpoint(tmp_path / "no_crc.pt", model=model, step=4)
-    finally:
-        torch.serialization.set_crc32_options(was)
-    with pytest.raises(ValueError, match="CRC32"):
-        load_checkpoint(tmp_path / "no_crc.pt", model=Net())
-    assert {i.CRC for i in zipfile.ZipFile(tmp_path / "no_crc.pt").infolist()} == {0}
-
-
-# C90: a meta-built model loaded from an mmap'd file
-
-def mmap_evidence(tmp_path, assign: bool = True, mmap: bool = True,
-                  assign_first: bool = False) -> tuple:
-    import warnings
-
-    def build():  # no plain tensor attribute: under torch.device("meta") it would be meta too
-        return nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
-
-    torch.manual_seed(0)
-    net = build()
-    torch.save(net.state_dict(), tmp_path / "weights.pt")
-    with torch.device("meta"):
-        skeleton = build()
-    loaded = torch.load(tmp_path / "weights.pt", mmap=mmap, weights_only=True)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        if assign_first:  # a world where the plain load already works: a model on the CPU
-            skeleton = build()
-        skeleton.load_state_dict(loaded)
-    warning = next((str(w.message) for w in caught if "no-op" in str(w.message)), "")
-    still_meta = skeleton[2].weight.is_meta
-    if assign:
-        skeleton.load_state_dict(loaded, assign=True)
-    else:  # a copy into materialised parameters
-        skeleton = skeleton.to_empty(device="cpu")
-        skeleton.load_state_dict(loaded)
-    weight = skeleton[2].weight
-    same_storage = weight.data_ptr() == loaded["2.weight"].data_ptr()
-    probe = torch.randn(8, 16)
-    return (still_meta, warning, same_storage, None, isinstance(weight, nn.Parameter),
-            torch.equal(skeleton(probe), net(probe)))
-
-
-def test_c90_a_copy_or_a_load_into_real_parameters(tmp_path):
-    verdict = chapter_function(CHAPTER, "verdict_c90")
-    verdict(*mmap_evidence(tmp_path))
-    with pytest.raises(AssertionError):  # to_empty + load_state_dict: copied, not adopted
-        verdict(*mmap_evidence(tmp_path, assign=False))
-    with pytest.raises(AssertionError):  # the model built on the CPU: nothing to warn about
-        verdict(*mmap_evidence(tmp_path, assign_first=True))
-    evidence = list(mmap_evidence(tmp_path))
-    evidence[3] = False  # the address outside the file's mapping (a read into new memory)
-    with pytest.raises(AssertionError):
-        verdict(*evidence)
-
-
-class Rotary(nn.Module):
-    """The chapter's stand-in for a RoPE layer, with its buffer's persistence as an option."""
-
-    def __init__(self, dim: int = 16, persistent: bool = False) -> None:
-        super().__init__()
-        self.proj = nn.Linear(dim, dim)
-        self.register_buffer("inv_freq", self.frequencies(dim), persistent=persistent)
-
-    @staticmethod
-    def frequencies(dim: int) -> torch.Tensor:
-        return 1.0 / 10000 ** (torch.arange(0, dim, 2).float() / dim)
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+        self.head = nn.Linear(8, 10)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        angles = torch.arange(x.shape[0]).float()[:, None] * self.inv_freq
-        return self.proj(x) * torch.cat([angles.cos(), angles.sin()], dim=-1)
+        return self.head(self.body(x).mean((2, 3)))
 
 
-def buffer_evidence(tmp_path, persistent: bool = False, recreate=Rotary.frequencies) -> tuple:
+class ResizesFirst(nn.Module):
+    """A network that resizes every input to 16 x 16 before its convolutions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(F.interpolate(x, size=(16, 16))).mean((2, 3))
+
+
+def saved_by_side(net: nn.Module, sides: tuple[int, ...]) -> dict[int, int]:
+    result = {}
+    for side in sides:
+        torch.manual_seed(0)
+        images = torch.randn(2, 3, side, side)
+        with measure_memory("cpu", exclude=net.parameters()) as mem:
+            net(images).sum()
+        result[side] = mem.saved_bytes
+    return result
+
+
+def unpadded_conv_net() -> nn.Sequential:
+    """The chapter's first block with a 3 x 3 convolution without padding: it trims a border."""
     torch.manual_seed(0)
-    rotary = Rotary(persistent=persistent)
-    torch.save(rotary.state_dict(), tmp_path / "rotary.pt")
-    saved_keys = list(torch.load(tmp_path / "rotary.pt", weights_only=True))
-    with torch.device("meta"):
-        skeleton = Rotary(persistent=persistent)
-    report = skeleton.load_state_dict(
-        torch.load(tmp_path / "rotary.pt", mmap=True, weights_only=True), assign=True)
-    on_meta = [n for n, b in skeleton.named_buffers() if b.is_meta]
-    x = torch.randn(6, 16)
-    meta_error = ""
-    try:
-        skeleton(x)
-    except RuntimeError as err:
-        meta_error = str(err)
-    if recreate is not None:
-        skeleton.inv_freq = recreate(16)
-    after = [n for n, b in skeleton.named_buffers() if b.is_meta]
-    same = not after and torch.equal(skeleton(x), rotary(x))
-    return (saved_keys, report.missing_keys, report.unexpected_keys, on_meta, meta_error, after,
-            same)
+    return nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(8, 10, 1))
 
 
-def test_c90_a_saved_buffer_or_one_never_recreated(tmp_path):
-    verdict = chapter_function(CHAPTER, "verdict_c90_buffers")
-    verdict(*buffer_evidence(tmp_path))
-    with pytest.raises(AssertionError):  # a persistent buffer: saved, loaded, nothing on meta
-        verdict(*buffer_evidence(tmp_path, persistent=True))
-    with pytest.raises(AssertionError):  # the check skipped: the buffer stays on meta
-        verdict(*buffer_evidence(tmp_path, recreate=None))
-    with pytest.raises(AssertionError):  # re-created with other values
-        verdict(*buffer_evidence(tmp_path, recreate=lambda dim: torch.ones(dim // 2)))
-    evidence = list(buffer_evidence(tmp_path))
-    evidence[1] = ["inv_freq"]  # a strict load that reports the buffer it left on meta
+def test_c111_fixed_size_tensors_or_sizes_the_strides_do_not_divide():
+    verdict = chapter_function(CHAPTER, "verdict_c111")
+    conv_net = chapter_function(CHAPTER, "make_conv_net", device=CPU)()
+    odd = saved_by_side(conv_net, (63, 31))  # the chapter's odd sides: about 4
+    verdict(saved_by_side(conv_net, (16, 8, 4)), odd)  # the chapter's network: exactly 4
+    with pytest.raises(AssertionError):  # odd sizes: the poolings round 31 down
+        verdict(saved_by_side(conv_net, (62, 31)), odd)
+    with pytest.raises(AssertionError):  # convolutions without padding: a border trimmed
+        verdict(saved_by_side(unpadded_conv_net(), (32, 16)), odd)
+    with pytest.raises(AssertionError):  # a head that saves a tensor of a fixed size
+        verdict(saved_by_side(PooledHead(), (16, 8)), odd)
+    with pytest.raises(AssertionError):  # a network that resizes its input: no saving
+        verdict(saved_by_side(ResizesFirst(), (32, 16)), odd)
+    exact = saved_by_side(conv_net, (16, 8, 4))
+    with pytest.raises(AssertionError):  # small odd sides: the rounding weighs more (over 5)
+        verdict(exact, saved_by_side(conv_net, (15, 7)))
+    with pytest.raises(AssertionError):  # odd sides into a network that resizes: no saving
+        verdict(exact, saved_by_side(ResizesFirst(), (63, 31)))
+
+
+# C112: halving an MLP's hidden width (computed for real, with the chapter's MLP builder)
+
+def mlp_evidence(nets: dict[int, nn.Sequential], count_input: bool = False,
+                 n_inputs: int = 48, state_of_all: bool = False) -> tuple[dict, dict, dict, dict]:
+    """The chapter's evidence; `state_of_all`: the gradients and Adam moments counted over all
+    the parameters, not only the hidden-to-hidden weights."""
+    saved, square, params, state = {}, {}, {}, {}
+    for key, net in nets.items():
+        x = torch.randn(8, n_inputs)
+        excluded = [*net.parameters()] + ([] if count_input else [x])
+        with measure_memory("cpu", exclude=excluded) as mem:
+            net(x)
+        linears = [layer for layer in net if isinstance(layer, nn.Linear)]
+        saved[key] = mem.saved_bytes
+        square[key] = sum(layer.weight.numel() for layer in linears[1:-1])
+        params[key] = sum(p.numel() for p in net.parameters())
+        optimizer = torch.optim.Adam(net.parameters())
+        net(x).square().mean().backward()
+        optimizer.step()
+        counted = [*net.parameters()] if state_of_all else [m.weight for m in linears[1:-1]]
+        state[key] = sum(p.grad.nbytes + sum(t.nbytes for name, t in optimizer.state[p].items()
+                                             if name != "step") for p in counted)
+    return saved, square, params, state
+
+
+def test_c112_pruned_units_a_counted_input_or_a_shallower_model():
+    verdict = chapter_function(CHAPTER, "verdict_c112")
+    build = chapter_function(CHAPTER, "mlp_with_hidden", width=48, device=CPU)
+    verdict(*mlp_evidence({64: build(64), 32: build(32)}))  # the world of the claim
+    # "half the units" pruned by zeroing their weights: the same shapes, nothing saved
+    pruned = build(64)
+    with torch.no_grad():
+        for layer in pruned:
+            if isinstance(layer, nn.Linear) and layer.out_features == 64:
+                layer.weight[32:] = 0
     with pytest.raises(AssertionError):
-        verdict(*evidence)
-
-
-# C91: a pickled whole model
-
-def whole_model_evidence(tmp_path, default_weights_only: bool = True,
-                         module_removed: bool = True) -> tuple:
-    import importlib
-    import shutil
-    import sys
-
-    code = tmp_path / "code"
-    code.mkdir(parents=True)
-    (code / "chapter07_models.py").write_text(
-        "from torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
-        "        super().__init__()\n        self.body = nn.Sequential(nn.Linear(16, 32), "
-        "nn.ReLU())\n        self.head = nn.Linear(32, 4)\n\n    def forward(self, x):\n"
-        "        return self.head(self.body(x))\n")
-    sys.path.insert(0, str(code))
-    sys.modules.pop("chapter07_models", None)
-    try:
-        old = importlib.import_module("chapter07_models").Net()
-        torch.save(old, tmp_path / "whole.pt")
-        torch.save(old.state_dict(), tmp_path / "state.pt")
-        refusal = ""
-        try:
-            torch.load(tmp_path / "whole.pt", weights_only=default_weights_only)
-        except pickle.UnpicklingError as err:
-            refusal = str(err)
-        if module_removed:
-            sys.path.remove(str(code))
-            del sys.modules["chapter07_models"]
-            shutil.rmtree(code)
-        missing = ""
-        try:
-            torch.load(tmp_path / "whole.pt", weights_only=False)
-        except ModuleNotFoundError as err:
-            missing = f"{type(err).__name__}: {err}"
-    finally:
-        if str(code) in sys.path:
-            sys.path.remove(str(code))
-        sys.modules.pop("chapter07_models", None)
-
-    class Elsewhere(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.body = nn.Sequential(nn.Linear(16, 32), nn.ReLU())
-            self.head = nn.Linear(32, 4)
-
-        def forward(self, x):
-            return self.head(self.body(x))
-
-    fresh = Elsewhere()
-    fresh.load_state_dict(torch.load(tmp_path / "state.pt"))
-    probe = torch.randn(8, 16)
-    return refusal, missing, torch.equal(fresh(probe), old(probe))
-
-
-def test_c91_old_default_or_the_class_still_importable(tmp_path):
-    verdict = chapter_function(CHAPTER, "verdict_c91")
-    verdict(*whole_model_evidence(tmp_path / "a"))
-    with pytest.raises(AssertionError):  # torch < 2.6: the default load unpickles it
-        verdict(*whole_model_evidence(tmp_path / "b", default_weights_only=False))
-    with pytest.raises(AssertionError):  # the class never moved: the pickle loads
-        verdict(*whole_model_evidence(tmp_path / "c", module_removed=False))
+        verdict(*mlp_evidence({64: build(64), 32: pruned}))
+    with pytest.raises(AssertionError):  # the input counted too: it does not shrink
+        verdict(*mlp_evidence({64: build(64), 32: build(32)}, count_input=True))
+    with pytest.raises(AssertionError):  # half the depth (4 hidden layers -> 2), not the width
+        verdict(*mlp_evidence({64: build(64, depth=4), 32: build(64, depth=2)}))
+    with pytest.raises(AssertionError):  # one hidden layer: no square weights, the total < 2x
+        verdict(*mlp_evidence({64: build(64, depth=1), 32: build(32, depth=1)}))
+    with pytest.raises(AssertionError):  # the state of the first and last layers counted too
+        verdict(*mlp_evidence({64: build(64), 32: build(32)}, state_of_all=True))

@@ -1,391 +1,497 @@
-"""Chapter 08's claims fail where they are false: each test feeds the chapter's own verdict
-function (tests/chapters/chapter_code.py) evidence from a world without the effect, and evidence
-from the world with it (computed where cheap; where it takes an ONNX export or torch.compile, which
-cost seconds each, the values the chapter printed)."""
+"""Chapter 08's claims can fail: each verdict, compiled from the chapter
+(tests/chapters/chapter_code.py), raises on evidence from a world where its claim is false and
+passes on the real thing.
 
+The evidence is computed here for real, with the mechanism removed or broken: a weight kept
+outside the state_dict, a loader that hides what it skipped, a loader that checks everything
+before it copies anything, a resume that forgets the random generators, an optimizer without
+state, a compile without the wrapper, an older torch's default of full unpickling, a float16
+resume that forgets its scaler, a loader that trusts torch.load, a load that copies, a buffer
+that is saved after all or never re-created, a pickled model whose class never moved.
+"""
+
+import copy
+import functools
 import io
+import os
+import pickle
 
 import pytest
 import torch
 from torch import nn
 
-from helpers import ship
+from helpers import fingerprint, load_checkpoint, resumable, save_checkpoint, strip_compile_prefix
 from tests.chapters.chapter_code import chapter_function
 
-CHAPTER = "08_deployment"
+CHAPTER = "08_checkpoints"
 
 
-def rows_against(reference: nn.Module, candidate: nn.Module, batches=(1, 7, 64, 228)):
-    """verify_onnx's rows, with `candidate` standing in for the onnxruntime session."""
-    torch.manual_seed(0)
-    rows = []
-    for batch in batches:
-        x = torch.randn(batch, 12)
-        with torch.no_grad():
-            error = (candidate(x) - reference(x)).abs().max().item()
-        rows.append({"batch": batch, "max_abs_error": error, "ok": error <= 1e-4})
-    return rows
+# C26: the chapter's two architectures (the verdict names their keys)
 
-
-def stale_copy(model: nn.Linear, shift: float) -> nn.Linear:
-    """The same layer with its bias moved: a stale weight file, a wrong conversion."""
-    other = nn.Linear(model.in_features, model.out_features)
-    other.load_state_dict(model.state_dict())
-    with torch.no_grad():
-        other.bias += shift
-    return other
-
-
-# --- C29: ONNX with a dynamic batch matches PyTorch within 1e-4 at every batch tried --------
-
-def test_c29_fixed_batch_or_drifted_outputs_fail():
-    verdict = chapter_function(CHAPTER, "verdict_c29")
-    torch.manual_seed(0)
-    model = nn.Linear(12, 4)
-    exact = rows_against(model, stale_copy(model, 0.0))
-    verdict("batch", exact)  # the world of the claim: a symbolic batch, within tolerance
-    with pytest.raises(AssertionError):  # an export whose batch was fixed to the example's 7
-        verdict(7, exact)
-    with pytest.raises(AssertionError):  # outputs off by 1e-3 (float16 weights, say)
-        verdict("batch", rows_against(model, stale_copy(model, 1e-3)))
-    with pytest.raises(AssertionError):  # batch 1 never tried
-        verdict("batch", rows_against(model, stale_copy(model, 0.0), batches=(7, 64, 228)))
-
-
-# --- C30: preprocessing inside the graph, the file takes uint8 -----------------------------
-
-class ForgetsNormalisation(nn.Module):
-    """A serving wrapper that scales to [0, 1] but leaves out the training normalisation."""
-
-    def __init__(self, serving: ship.ServingModel) -> None:
+class Net(nn.Module):
+    def __init__(self, hidden: int = 32, weight_outside: bool = False) -> None:
         super().__init__()
-        self.classifier = serving.classifier
+        self.body = nn.Sequential(nn.Linear(16, hidden), nn.ReLU())
+        self.head = nn.Linear(hidden, 4)
+        self.register_buffer("calls", torch.zeros((), dtype=torch.long))
+        # a plain tensor attribute: not in the state_dict, so not saved
+        self.scale = torch.randn(4) if weight_outside else torch.ones(4)
 
-    def forward(self, images: torch.Tensor) -> torch.Tensor:
-        return self.classifier(images.permute(0, 3, 1, 2).float() / 255)
-
-
-# The chapter's file: its operators (its run printed the first six; an export costs seconds)
-FILE_OPS = ["Shape", "Squeeze", "Transpose", "Cast", "Div", "Sub", "Div", "Conv", "Relu",
-            "MaxPool", "Conv", "Relu", "GlobalAveragePool", "Flatten", "Gemm"]
-# An export of the bare classifier: float input, no conversion in the graph
-BARE_OPS = ["Conv", "Relu", "MaxPool", "Conv", "Relu", "GlobalAveragePool", "Flatten", "Gemm"]
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.body(x)) * self.scale
 
 
-def test_c30_serving_without_normalisation_or_a_float_file_fails():
-    verdict = chapter_function(CHAPTER, "verdict_c30")
+class NetWithDropout(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Dropout(0.1))
+        self.classifier = nn.Linear(32, 4)
+
+
+def fitting_only(model: nn.Module, state: dict, strict: bool = False):
+    """A loader that drops what does not fit before loading: nothing to report, nothing raised."""
+    own = model.state_dict()
+    return model.load_state_dict({k: v for k, v in state.items()
+                                  if k in own and v.shape == own[k].shape}, strict=strict)
+
+
+def all_or_nothing(model: nn.Module, state: dict) -> None:
+    """A strict loader that tries a copy of the model first: it raises with the model untouched."""
+    copy.deepcopy(model).load_state_dict(state)
+    model.load_state_dict(state)
+
+
+def state_dict_evidence(weight_outside: bool = False, loader=None, strict_loader=None) -> tuple:
+    loader = loader or (lambda model, state: model.load_state_dict(state, strict=False))
+    strict_loader = strict_loader or (lambda model, state: model.load_state_dict(state))
     torch.manual_seed(0)
-    serving = ship.ServingModel(ship.make_classifier(), torch.tensor([0.4, 0.5, 0.6]),
-                                torch.tensor([0.2, 0.25, 0.3])).eval()
-    images = torch.randint(0, 256, (5, 16, 16, 3), dtype=torch.uint8)
-    with torch.no_grad():
-        train_path = serving.classifier(
-            (images.permute(0, 3, 1, 2).float() / 255 - serving.mean) / serving.std)
-        serve_path = serving(images)
-        forgot = ForgetsNormalisation(serving)(images)
-    verdict(train_path, serve_path, "UINT8", FILE_OPS)
-    with pytest.raises(AssertionError):  # the serving side converts differently
-        verdict(train_path, forgot, "UINT8", FILE_OPS)
-    with pytest.raises(AssertionError):  # the preprocessing stayed outside the file
-        verdict(train_path, serve_path, "FLOAT", BARE_OPS)
-
-
-# --- C31: hard-coded shapes specialise or silently break a dynamic export ------------------
-
-def frozen_branch_errors(traced_branch: bool) -> dict[int, float]:
-    """Max abs error of BatchBranch's export at batches 8, 3, 32, computed in PyTorch: the
-    exported graph is the path taken for the example's batch of 8 (a frozen Python branch), or,
-    in the world without the pitfall, the branch itself (as torch.cond would keep it)."""
-    torch.manual_seed(0)
-    linear = nn.Linear(48, 4)
-
-    def eager(x):
-        y = linear(x.flatten(1))
-        return y * 0.5 if x.shape[0] > 16 else y
-
-    def exported(x):
-        return eager(x) if traced_branch else linear(x.flatten(1))  # the batch-8 path
-
-    errors = {}
-    with torch.no_grad():
-        for batch in (8, 3, 32):
-            x = torch.randn(batch, 3, 4, 4)
-            errors[batch] = (exported(x) - eager(x)).abs().max().item()
-    return errors
-
-
-SPECIALISED = "the batch was declared dynamic, but the exported file fixes it to 8: ..."
-NARROWED = ("the batch was declared dynamic from 1 to 4096, but the exporter narrowed it to "
-            "[1, 16]: ...")
-REFUSED = "refused: [ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Got invalid dimen"
-
-
-def outcomes_of(view_specialises: bool = True, branch_frozen: bool = True) -> dict:
-    fixed = {"declared": ["batch", 3, 4, 4], "warnings": [], 8: 1e-7, 3: 1e-7, 32: 1e-7}
-    fixed_view = ({"declared": [8, 3, 4, 4], "warnings": [SPECIALISED], 8: 1e-7, 3: REFUSED,
-                   32: REFUSED} if view_specialises else dict(fixed))
-    branch = {"declared": ["batch", 3, 4, 4],
-              "warnings": [NARROWED] if branch_frozen else [],
-              **frozen_branch_errors(traced_branch=not branch_frozen)}
-    return {"FixedView": fixed_view, "BatchBranch": branch, "Fixed": fixed}
-
-
-def test_c31_an_exporter_without_the_pitfalls_fails():
-    verdict = chapter_function(CHAPTER, "verdict_c31")
-    verdict([8, 3, 4, 4], outcomes_of())  # the world of the claim
-    with pytest.raises(AssertionError):  # an exporter that keeps the hard-coded view dynamic
-        verdict(["batch", 3, 4, 4], outcomes_of(view_specialises=False))
-    with pytest.raises(AssertionError):  # a branch traced as a branch: right at every batch
-        verdict([8, 3, 4, 4], outcomes_of(branch_frozen=False))
-    quiet = outcomes_of()
-    quiet["BatchBranch"]["warnings"] = []
-    with pytest.raises(AssertionError):  # a frozen branch that export_onnx does not report
-        verdict([8, 3, 4, 4], quiet)
-    blamed = outcomes_of()
-    blamed["Fixed"]["warnings"] = [NARROWED]
-    with pytest.raises(AssertionError):  # a warning on the model without the pitfall
-        verdict([8, 3, 4, 4], blamed)
-
-
-# --- C32: torch.compile: compile time, fusion pays on pointwise chains, not on one matmul --
-
-# Seconds from one run of the chapter on a busy 2-core CPU (torch.compile costs seconds here)
-POINTWISE = {"first": 19.30, "new_shape": 1.71, "eager": 0.316, "compiled": 0.00612}
-MATMUL = {"first": 0.17, "new_shape": 0.21, "eager": 0.0262, "compiled": 0.0299}
-
-
-def eager_seconds(model: nn.Module, x: torch.Tensor, calls: int = 5) -> float:
-    import time
-
-    times = []
-    with torch.inference_mode():
-        for _ in range(calls):
-            start = time.perf_counter()
-            model(x)
-            times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
-
-
-def test_c32_a_compile_that_does_nothing_fails():
-    verdict = chapter_function(CHAPTER, "verdict_c32")
-    verdict(POINTWISE, MATMUL)
-    # torch.compile replaced by the identity: every call of the "compiled" model is an eager
-    # call, the first one and the new shape included (measured, small tensors)
-    pointwise = nn.Sequential(*[nn.ReLU() for _ in range(10)])
-    x = torch.randn(256, 256)
-    per_call = eager_seconds(pointwise, x)  # the eager and the "compiled" model: one function
-    seconds = {"first": eager_seconds(pointwise, x, calls=1),
-               "new_shape": eager_seconds(pointwise, x[:129], calls=1),
-               "eager": per_call, "compiled": per_call}
-    with pytest.raises(AssertionError):
-        verdict(seconds, MATMUL)
-    compiled = POINTWISE["compiled"]
-    for field, value in (("first", 20 * compiled), ("eager", 1.1 * compiled),
-                         ("new_shape", 5 * compiled)):
-        with pytest.raises(AssertionError):  # cheap compile / no fusion gain / no recompile
-            verdict({**POINTWISE, field: value}, MATMUL)
-    with pytest.raises(AssertionError):  # a world where compiling the big matmul pays 3x
-        verdict(POINTWISE, {**MATMUL, "compiled": MATMUL["eager"] / 3})
-
-
-# --- C33: int8 shrinks the model and can cost accuracy ------------------------------------
-
-def fake_int8(x: torch.Tensor, dim: int) -> torch.Tensor:
-    """Symmetric int8 rounding with one scale per slice along `dim` (dynamic quantization's
-    per-row activation scale and per-output-row weight scale)."""
-    scale = x.abs().amax(dim=dim, keepdim=True).clamp_min(1e-12) / 127
-    return (x / scale).round().clamp(-127, 127) * scale
-
-
-def int8_bytes(weight: torch.Tensor) -> int:
-    """Bytes of the weight stored as int8 with one float32 scale per row."""
-    scale = weight.abs().amax(dim=1, keepdim=True) / 127
+    net = Net(weight_outside=weight_outside)
     buffer = io.BytesIO()
-    torch.save({"w": (weight / scale).round().to(torch.int8), "scale": scale}, buffer)
-    return buffer.getbuffer().nbytes
+    torch.save(net.state_dict(), buffer)
+    buffer.seek(0)
+    state = torch.load(buffer)
+    restored = Net(weight_outside=weight_outside)
+    restored.load_state_dict(state)
+    probe = torch.randn(8, 16)
+    same_outputs = torch.equal(net(probe), restored(probe))
+    partial = NetWithDropout()
+    report = loader(partial, state)
+    body_loaded = torch.equal(partial.body[0].weight, state["body.0.weight"])
+    shape_message = ""
+    try:
+        loader(Net(hidden=64), state)
+    except RuntimeError as err:
+        shape_message = str(err)
+    half_loaded = NetWithDropout()
+    try:
+        strict_loader(half_loaded, state)
+    except RuntimeError:
+        pass
+    copied_anyway = torch.equal(half_loaded.body[0].weight, state["body.0.weight"])
+    return (same_outputs, report.missing_keys, report.unexpected_keys, body_loaded, shape_message,
+            copied_anyway)
 
 
-def fp32_bytes(weight: torch.Tensor) -> int:
-    buffer = io.BytesIO()
-    torch.save({"w": weight}, buffer)
-    return buffer.getbuffer().nbytes
+def test_c26_weight_outside_state_dict_or_a_silent_loader():
+    verdict = chapter_function(CHAPTER, "verdict_c26")
+    verdict(*state_dict_evidence())
+    with pytest.raises(AssertionError):  # a weight the state_dict does not hold
+        verdict(*state_dict_evidence(weight_outside=True))
+    with pytest.raises(AssertionError):  # a loader that drops what does not fit, silently
+        verdict(*state_dict_evidence(loader=fitting_only))
+    same, missing, unexpected, _, message, copied = state_dict_evidence()
+    with pytest.raises(AssertionError):  # strict=False that loads nothing
+        verdict(same, missing, unexpected, False, message, copied)
+    with pytest.raises(AssertionError):  # a strict load that raises before copying anything
+        verdict(*state_dict_evidence(strict_loader=all_or_nothing))
 
 
-def quantization_evidence(quantize: bool = True, outlier_aware: bool = False) -> tuple:
-    """(size_fp32, size_int8, acc_fp32, acc_int8, acc_outlier_fp32, acc_outlier_int8) of a
-    nearest-centroid linear classifier (10 classes, 64 features) on Gaussian blobs, rounded
-    with fake int8, and of the same function with one outlier input feature (x10000, its
-    weights /10000). ``outlier_aware`` rescales the outlier before rounding (and back)."""
-    g = torch.Generator().manual_seed(0)
-    centroids = torch.randn(10, 64, generator=g) * 2
-    labels = torch.randint(0, 10, (500,), generator=g)
-    x = centroids[labels] + torch.randn(500, 64, generator=g)
-    weight = torch.cat([centroids, torch.zeros(502, 64)])  # 512 rows, as the chapter's layer
-    bias = torch.cat([-0.5 * (centroids ** 2).sum(1), torch.full((502,), -1e4)])
-    scale = torch.ones(64)
-    scale[36] = 10_000.0
+# C27: resumable.train, for a few steps
 
-    def accuracy(w, inputs, q, undo=None):
-        if q and undo is not None:  # round in the well-scaled units, then scale back exactly
-            w, inputs = fake_int8(w * undo, 1) / undo, fake_int8(inputs / undo, 1) * undo
-        elif q:
-            w, inputs = fake_int8(w, 1), fake_int8(inputs, 1)
-        return ((inputs @ w.T + bias).argmax(1) == labels).float().mean().item()
-
-    w_out, x_out = weight / scale, x * scale
-    return (fp32_bytes(weight), int8_bytes(weight) if quantize else fp32_bytes(weight),
-            accuracy(weight, x, False), accuracy(weight, x, quantize),
-            accuracy(w_out, x_out, False),
-            accuracy(w_out, x_out, quantize, undo=scale if outlier_aware else None))
+RUN = {"steps": 8, "every": 4, "print_steps": False}
 
 
-def test_c33_no_quantization_or_an_outlier_aware_one_fails():
-    verdict = chapter_function(CHAPTER, "verdict_c33")
-    verdict(*quantization_evidence())  # the world of the claim, computed
-    with pytest.raises(AssertionError):  # the quantization step left out: nothing shrinks
-        verdict(*quantization_evidence(quantize=False))
-    with pytest.raises(AssertionError):  # the outlier rescaled before rounding: nothing lost
-        verdict(*quantization_evidence(outlier_aware=True))
+def interrupted(out, **options) -> nn.Module:
+    """resumable.train stopped after step 6, then resumed from its step-4 checkpoint."""
+    resumable.train(out, stop_after=6, **RUN)
+    return resumable.train(out, **RUN, **options)
 
 
-# --- C34: verify every artifact before shipping; the check can fail ------------------------
-
-def table_of(onnx_error: float = 5.72e-6, same_argmax: float = 1.0, amortised: bool = True,
-             int8_accuracy: float = 0.9722):
-    """The chapter's table (one run on a busy 2-core CPU), with one thing changed."""
-    def row(error, latency, per_sample, same=1.0, accuracy=0.9722):
-        return {"max_abs_error": error, "same_argmax": same, "latency_ms": latency,
-                "per_sample_b64_ms": per_sample, "accuracy": accuracy}
-
-    return {"eager": row(0.0, 0.154, 0.0194),
-            "onnxruntime": row(onnx_error, 0.289, 0.0317 if amortised else 0.4),
-            "torch.compile": row(0.0, 0.242, 0.0298),
-            "int8": row(7.16e-2, 2.701, 0.4116, same_argmax, int8_accuracy)}
+def stateless_build(seed: int, total_steps: int):
+    """resumable.build with plain SGD and a constant learning rate: no optimizer state."""
+    resumable.set_seed(seed)
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Dropout(0.2), nn.Linear(128, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    return model, optimizer, torch.optim.lr_scheduler.StepLR(optimizer, step_size=1000)
 
 
-REPORT = {"verified": True, "latency_ms": {"eager b=1": 1.027, "onnx b=1": 0.353,
-                                           "eager b=64": 5.148, "onnx b=64": 3.640}}
+def resume_evidence(out) -> tuple:
+    straight = resumable.train(out / "straight", **RUN)
+    resumed = interrupted(out / "resumed")
+    no_optimizer = interrupted(out / "no_optimizer", load_optimizer=False)
+    drift = max((a - b).abs().max().item()
+                for a, b in zip(straight.parameters(), no_optimizer.parameters(), strict=True))
+    return fingerprint(straight), fingerprint(resumed), fingerprint(no_optimizer), drift
 
 
-def test_c34_a_check_that_cannot_fail_or_a_drifted_artifact_fails():
-    verdict = chapter_function(CHAPTER, "verdict_c34")
-    torch.manual_seed(0)
-    model = nn.Linear(12, 4)
-    broken = rows_against(model, stale_copy(model, 0.5), batches=(256,))  # the planted break
-    verdict(table_of(), broken, 0, REPORT)
-    with pytest.raises(AssertionError):  # a check that compares the file with itself
-        verdict(table_of(), rows_against(model, model, batches=(256,)), 0, REPORT)
-    with pytest.raises(AssertionError):  # an ONNX file off by 1e-3
-        verdict(table_of(onnx_error=1e-3), broken, 0, REPORT)
-    with pytest.raises(AssertionError):  # an int8 model that changes many decisions
-        verdict(table_of(same_argmax=0.8), broken, 0, REPORT)
-    with pytest.raises(AssertionError):  # the one command failed its verification
-        verdict(table_of(), broken, 1, {**REPORT, "verified": False})
-    with pytest.raises(AssertionError):  # batching that does not amortise the per-call cost
-        verdict(table_of(amortised=False), broken, 0, REPORT)
-    with pytest.raises(AssertionError):  # a report that measured no latency
-        verdict(table_of(), broken, 0, {**REPORT, "latency_ms": {}})
-    with pytest.raises(AssertionError):  # a latency that is not a time
-        verdict(table_of(), broken, 0, {**REPORT, "latency_ms": {**REPORT["latency_ms"],
-                                                                 "onnx b=64": float("nan")}})
-    with pytest.raises(AssertionError):  # same classes on the fixed set, 5 points lost end to end
-        verdict(table_of(int8_accuracy=0.9222), broken, 0, REPORT)
-
-
-# --- C92: the torch.export round trip is exact -----------------------------------------
-
-def test_c92_a_round_trip_that_changes_the_outputs_fails(tmp_path):
-    verdict = chapter_function(CHAPTER, "verdict_c92")
-    torch.manual_seed(0)
-    linear, x = nn.Linear(4, 2).eval(), torch.randn(3, 4)
-    program = torch.export.export(linear, (x,))
-    torch.export.save(program, tmp_path / "linear.pt2")
-    reloaded = torch.export.load(tmp_path / "linear.pt2").module()
-    with torch.no_grad():
-        verdict(linear(x), reloaded(x))  # the world of the claim, computed
-        with pytest.raises(AssertionError):  # a stale file: the bias moved by 1e-6
-            verdict(linear(x), stale_copy(linear, 1e-6)(x))
-        with pytest.raises(AssertionError):  # a reload in another precision
-            verdict(linear(x), reloaded(x).half().float())
-        with pytest.raises(AssertionError):  # a program traced for one row only
-            verdict(linear(x), reloaded(x)[:1])
-
-
-# --- C113: bfloat16 autocast at inference keeps every prediction the rounding cannot reach --
-
-def trained_digits_mlp(epochs: int) -> tuple[nn.Sequential, torch.Tensor, torch.Tensor]:
-    """A small MLP on the chapter's digits, trained for `epochs` full-batch Adam epochs (0:
-    untrained, logits with small margins), and the validation set."""
-    from helpers import digits_split
-
-    train_set, val_set = digits_split(seed=0)
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(),
-                          nn.Linear(128, 10))
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
-    x_train, y_train = train_set.tensors
-    for _ in range(epochs):
-        optimizer.zero_grad()
-        nn.functional.cross_entropy(model(x_train), y_train).backward()
-        optimizer.step()
-    return model.eval(), *val_set.tensors
-
-
-def e4m3_forward(model: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
-    """The model with its inputs, weights and outputs rounded to float8 e4m3 (4 significant
-    bits), as an autocast to that format would run it."""
-    def e4m3(t: torch.Tensor) -> torch.Tensor:
-        return t.to(torch.float8_e4m3fn).float()
-
-    a = e4m3(x)
-    for layer in model:
-        if isinstance(layer, nn.Linear):
-            a = e4m3(a @ e4m3(layer.weight).T + e4m3(layer.bias))
-        else:
-            a = layer(a)
-    return a
-
-
-def bf16_evidence(model: nn.Sequential, x: torch.Tensor, dtype=torch.bfloat16) -> tuple:
-    bound_of = chapter_function(CHAPTER, "rounding_bound")
-    with torch.inference_mode():
-        logits = model(x)
-        with torch.autocast("cpu", dtype=dtype):
-            low = model(x)
-    return logits, low, bound_of(model, x, torch.finfo(dtype).eps / 2)
-
-
-def test_c113_a_flip_beyond_the_bound_fewer_bits_or_small_margins():
-    safe_samples = chapter_function(CHAPTER, "safe_samples")
-    verdict = chapter_function(CHAPTER, "verdict_c113", safe_samples=safe_samples)
-    model, x, y = trained_digits_mlp(epochs=60)
-    logits, low, bound = bf16_evidence(model, x)
-    verdict(logits, low, bound, y)  # the world of the claim: real bfloat16 autocast
-    # a "bfloat16" run that changed the class of the safe sample with the largest lead
-    planted = low.clone()
-    lead = logits.topk(2, 1).values.diff(dim=1).neg()[:, 0]
-    sample = int(torch.where(safe_samples(logits, bound), lead, -1.0).argmax())
-    planted[sample] = planted[sample].roll(1)
+def test_c27_resume_without_rng_or_optimizer_without_state(tmp_path, monkeypatch):
+    verdict = chapter_function(CHAPTER, "verdict_c27")
+    straight, resumed, no_optimizer, drift = resume_evidence(tmp_path / "real")
+    verdict(straight, resumed, no_optimizer, drift)
+    with monkeypatch.context() as patch:  # a resume that forgets the random generators
+        patch.setattr(resumable, "load_checkpoint",
+                      functools.partial(load_checkpoint, restore_rng=False))
+        forgot_rng = fingerprint(interrupted(tmp_path / "no_rng"))
     with pytest.raises(AssertionError):
-        verdict(logits, planted, bound, y)
-    # a format with 4 significant bits (float8 e4m3), with its own bound: too few safe samples
-    with torch.inference_mode():
-        e4m3_logits = e4m3_forward(model, x)
-    bound_of = chapter_function(CHAPTER, "rounding_bound")
+        verdict(straight, forgot_rng, no_optimizer, drift)
+    with monkeypatch.context() as patch:  # an optimizer with no state: nothing to lose
+        patch.setattr(resumable, "build", stateless_build)
+        stateless = resume_evidence(tmp_path / "sgd")
     with pytest.raises(AssertionError):
-        verdict(logits, e4m3_logits, bound_of(model, x, 2.0 ** -4), y)
-    # an untrained model: its logits barely differ, so few samples are safe
-    with pytest.raises(AssertionError):
-        verdict(*bf16_evidence(*trained_digits_mlp(epochs=0)[:2]), y)
-    # a bfloat16 run judged with float16's unit roundoff (2**-11): its logits move beyond
-    # that bound (about 1.6 times it), which the direct check of the bound catches
-    with pytest.raises(AssertionError, match="beyond their bound"):
-        verdict(logits, low, bound_of(model, x, torch.finfo(torch.float16).eps / 2), y)
+        verdict(*stateless)
 
 
-def test_c113_rounding_bound_refuses_a_layer_it_does_not_model():
-    bound_of = chapter_function(CHAPTER, "rounding_bound")
-    model, x, _ = trained_digits_mlp(epochs=0)
-    assert bound_of(model, x, 2.0 ** -8).shape == (len(x), 10)
-    with pytest.raises(TypeError, match="Linear and ReLU"):  # GELU: its slope exceeds 1
-        bound_of(nn.Sequential(model[0], nn.GELU(), *model[2:]), x, 2.0 ** -8)
+# C28: a compiled model's keys, and what was saved from it
+
+def compile_evidence(tmp_path, compile_in_place: bool = False, save_wrapper: bool = False,
+                     strip: bool = True) -> tuple:
+    torch.manual_seed(0)
+    net = Net()
+    if compile_in_place:  # no wrapper, so no prefix
+        compiled = Net()
+        compiled.load_state_dict(net.state_dict())
+        compiled.compile()
+    else:
+        compiled = torch.compile(net)
+    from_compiled = compiled.state_dict()
+    plain_model = Net()
+    if strip:
+        plain_model.load_state_dict(strip_compile_prefix(from_compiled))
+    else:  # strict=False without stripping: loads nothing
+        plain_model.load_state_dict(from_compiled, strict=False)
+    other = torch.compile(Net())
+    other._orig_mod.load_state_dict(net.state_dict())
+    if save_wrapper:
+        torch.save({"model": from_compiled}, tmp_path / "compiled.pt")
+    else:
+        save_checkpoint(tmp_path / "compiled.pt", model=compiled)
+    saved_keys = list(torch.load(tmp_path / "compiled.pt", weights_only=True)["model"])
+    probe = torch.randn(8, 16)
+    return (list(from_compiled), list(net.state_dict()), saved_keys, plain_model(probe),
+            net(probe), list(other._orig_mod.parameters()), list(net.parameters()))
+
+
+def test_c28_compile_without_wrapper_or_saving_the_wrapper(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c28")
+    verdict(*compile_evidence(tmp_path))
+    with pytest.raises(AssertionError):  # compiled in place: no prefix to see
+        verdict(*compile_evidence(tmp_path, compile_in_place=True))
+    with pytest.raises(AssertionError):  # the wrapper's state_dict saved as it is
+        verdict(*compile_evidence(tmp_path, save_wrapper=True))
+    with pytest.raises(AssertionError):  # the prefix not stripped: nothing loaded
+        verdict(*compile_evidence(tmp_path, strip=False))
+
+
+# C37: a payload that runs when unpickled
+
+class Payload:
+    def __reduce__(self):
+        return (exec, ("import os; os.environ['TEST_CAN_FAIL_07_PAYLOAD'] = 'ran'",))
+
+
+def payload_evidence(path, default_weights_only: bool = True, harmless: bool = False) -> tuple:
+    """What the chapter's cell computes, with torch.load's default as given (False before 2.6)."""
+    torch.save({"extra": {"lr": 0.1} if harmless else Payload()}, path)
+    os.environ.pop("TEST_CAN_FAIL_07_PAYLOAD", None)
+    refusal = ""
+    try:
+        torch.load(path, weights_only=default_weights_only)
+    except pickle.UnpicklingError as err:
+        refusal = str(err)
+    refused_by_default = "TEST_CAN_FAIL_07_PAYLOAD" not in os.environ
+    os.environ.pop("TEST_CAN_FAIL_07_PAYLOAD", None)
+    torch.load(path, weights_only=False)
+    payload_ran = os.environ.pop("TEST_CAN_FAIL_07_PAYLOAD", None) == "ran"
+    return refused_by_default, refusal, payload_ran
+
+
+def test_c37_old_default_or_a_payload_that_cannot_run(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c37")
+    verdict(*payload_evidence(tmp_path / "a.pt"))
+    with pytest.raises(AssertionError):  # torch < 2.6: full unpickling by default
+        verdict(*payload_evidence(tmp_path / "b.pt", default_weights_only=False))
+    with pytest.raises(AssertionError):  # a file with nothing to run proves nothing
+        verdict(*payload_evidence(tmp_path / "c.pt", harmless=True))
+
+
+# C88: a float16 run's GradScaler, for a few steps
+
+HALF = {"steps": 30, "every": 10, "print_steps": False, "float16": True}
+
+
+def float16_evidence(out) -> tuple:
+    straight = resumable.train(out / "straight", **HALF)
+    resumable.train(out / "resumed", stop_after=17, **HALF)
+    saved = torch.load(out / "resumed" / "checkpoint.pt", weights_only=True)["scaler"]
+    resumed = resumable.train(out / "resumed", **HALF)
+    resumable.train(out / "no_scaler", stop_after=17, **HALF)
+    no_scaler = resumable.train(out / "no_scaler", load_scaler=False, **HALF)
+    return (fingerprint(straight), fingerprint(resumed), fingerprint(no_scaler), saved,
+            resumable.make_scaler().state_dict())
+
+
+def test_c88_a_scaler_forgotten_or_one_that_never_changes(tmp_path, monkeypatch):
+    verdict = chapter_function(CHAPTER, "verdict_c88")
+    verdict(*float16_evidence(tmp_path / "real"))
+    with monkeypatch.context() as patch:  # a resume that drops the scaler state it was given
+        def forgetting_load(path, *, scaler=None, **kwargs):
+            return load_checkpoint(path, **kwargs)
+        patch.setattr(resumable, "load_checkpoint", forgetting_load)
+        forgot = float16_evidence(tmp_path / "forgot")
+    with pytest.raises(AssertionError):
+        verdict(*forgot)
+    with monkeypatch.context() as patch:  # a scale that never moves: nothing to lose
+        patch.setattr(resumable, "make_scaler",
+                      lambda: torch.amp.GradScaler("cpu", init_scale=2.0**16,
+                                                   growth_interval=10**6))
+        constant = float16_evidence(tmp_path / "constant")
+    with pytest.raises(AssertionError):
+        verdict(*constant)
+
+
+# C89: a flipped byte, a file without CRC32s, and what the check reads
+
+def crc_evidence(tmp_path, flip_in_crc_checked: bool = True, crc_off: bool = True,
+                 read_fraction: float = 1.0) -> tuple:
+    import warnings
+    import zipfile
+
+    from helpers.checkpoint import UncheckedArchiveWarning
+
+    model = Net()
+    save_checkpoint(tmp_path / "ok.pt", model=model, step=4)
+    damaged = bytearray((tmp_path / "ok.pt").read_bytes())
+    where = damaged.find(model.head.weight.detach().numpy().tobytes())
+    damaged[where + 5] ^= 0xFF
+    (tmp_path / "damaged.pt").write_bytes(damaged)
+    silent = torch.load(tmp_path / "damaged.pt", weights_only=True)["model"]["head.weight"]
+    changed = (silent != model.head.weight.detach()).sum().item()
+    refusal = ""
+    try:
+        if flip_in_crc_checked:
+            load_checkpoint(tmp_path / "damaged.pt", model=Net())
+        else:  # a loader that trusts torch.load
+            torch.load(tmp_path / "damaged.pt", weights_only=True)
+    except ValueError as err:
+        refusal = str(err)
+    was = torch.serialization.get_crc32_options()
+    torch.serialization.set_crc32_options(not crc_off)
+    try:
+        save_checkpoint(tmp_path / "no_crc.pt", model=model, step=4)
+    finally:
+        torch.serialization.set_crc32_options(was)
+    with zipfile.ZipFile(tmp_path / "no_crc.pt") as archive:
+        stored = {info.CRC for info in archive.infolist()}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        step = load_checkpoint(tmp_path / "no_crc.pt", model=Net())["step"]
+    unchecked = [str(w.message) for w in caught if w.category is UncheckedArchiveWarning]
+    size = (tmp_path / "ok.pt").stat().st_size / 2**20
+    return changed, refusal, stored, unchecked, step, size, size * read_fraction
+
+
+def test_c89_no_crc_check_or_a_check_that_reads_part(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c89")
+    verdict(*crc_evidence(tmp_path))
+    with pytest.raises(AssertionError):  # a loader that trusts torch.load: no refusal
+        verdict(*crc_evidence(tmp_path, flip_in_crc_checked=False))
+    with pytest.raises(AssertionError):  # CRC32s written: nothing unchecked to warn about
+        verdict(*crc_evidence(tmp_path, crc_off=False))
+    with pytest.raises(AssertionError):  # a check that reads only the directory
+        verdict(*crc_evidence(tmp_path, read_fraction=0.01))
+
+
+def test_c89_a_check_that_rejects_files_without_crcs(tmp_path, monkeypatch):
+    """The helper before this fix: every archive without CRC32s refused as corrupt."""
+    import zipfile
+
+    from helpers import checkpoint_file
+
+    monkeypatch.setattr(checkpoint_file, "_written_without_crcs", lambda archive: False)
+    model = Net()
+    was = torch.serialization.get_crc32_options()
+    torch.serialization.set_crc32_options(False)
+    try:
+        save_checkpoint(tmp_path / "no_crc.pt", model=model, step=4)
+    finally:
+        torch.serialization.set_crc32_options(was)
+    with pytest.raises(ValueError, match="CRC32"):
+        load_checkpoint(tmp_path / "no_crc.pt", model=Net())
+    assert {i.CRC for i in zipfile.ZipFile(tmp_path / "no_crc.pt").infolist()} == {0}
+
+
+# C90: a meta-built model loaded from an mmap'd file
+
+def mmap_evidence(tmp_path, assign: bool = True, mmap: bool = True,
+                  assign_first: bool = False) -> tuple:
+    import warnings
+
+    def build():  # no plain tensor attribute: under torch.device("meta") it would be meta too
+        return nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+
+    torch.manual_seed(0)
+    net = build()
+    torch.save(net.state_dict(), tmp_path / "weights.pt")
+    with torch.device("meta"):
+        skeleton = build()
+    loaded = torch.load(tmp_path / "weights.pt", mmap=mmap, weights_only=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if assign_first:  # a world where the plain load already works: a model on the CPU
+            skeleton = build()
+        skeleton.load_state_dict(loaded)
+    warning = next((str(w.message) for w in caught if "no-op" in str(w.message)), "")
+    still_meta = skeleton[2].weight.is_meta
+    if assign:
+        skeleton.load_state_dict(loaded, assign=True)
+    else:  # a copy into materialised parameters
+        skeleton = skeleton.to_empty(device="cpu")
+        skeleton.load_state_dict(loaded)
+    weight = skeleton[2].weight
+    same_storage = weight.data_ptr() == loaded["2.weight"].data_ptr()
+    probe = torch.randn(8, 16)
+    return (still_meta, warning, same_storage, None, isinstance(weight, nn.Parameter),
+            torch.equal(skeleton(probe), net(probe)))
+
+
+def test_c90_a_copy_or_a_load_into_real_parameters(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c90")
+    verdict(*mmap_evidence(tmp_path))
+    with pytest.raises(AssertionError):  # to_empty + load_state_dict: copied, not adopted
+        verdict(*mmap_evidence(tmp_path, assign=False))
+    with pytest.raises(AssertionError):  # the model built on the CPU: nothing to warn about
+        verdict(*mmap_evidence(tmp_path, assign_first=True))
+    evidence = list(mmap_evidence(tmp_path))
+    evidence[3] = False  # the address outside the file's mapping (a read into new memory)
+    with pytest.raises(AssertionError):
+        verdict(*evidence)
+
+
+class Rotary(nn.Module):
+    """The chapter's stand-in for a RoPE layer, with its buffer's persistence as an option."""
+
+    def __init__(self, dim: int = 16, persistent: bool = False) -> None:
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.register_buffer("inv_freq", self.frequencies(dim), persistent=persistent)
+
+    @staticmethod
+    def frequencies(dim: int) -> torch.Tensor:
+        return 1.0 / 10000 ** (torch.arange(0, dim, 2).float() / dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        angles = torch.arange(x.shape[0]).float()[:, None] * self.inv_freq
+        return self.proj(x) * torch.cat([angles.cos(), angles.sin()], dim=-1)
+
+
+def buffer_evidence(tmp_path, persistent: bool = False, recreate=Rotary.frequencies) -> tuple:
+    torch.manual_seed(0)
+    rotary = Rotary(persistent=persistent)
+    torch.save(rotary.state_dict(), tmp_path / "rotary.pt")
+    saved_keys = list(torch.load(tmp_path / "rotary.pt", weights_only=True))
+    with torch.device("meta"):
+        skeleton = Rotary(persistent=persistent)
+    report = skeleton.load_state_dict(
+        torch.load(tmp_path / "rotary.pt", mmap=True, weights_only=True), assign=True)
+    on_meta = [n for n, b in skeleton.named_buffers() if b.is_meta]
+    x = torch.randn(6, 16)
+    meta_error = ""
+    try:
+        skeleton(x)
+    except RuntimeError as err:
+        meta_error = str(err)
+    if recreate is not None:
+        skeleton.inv_freq = recreate(16)
+    after = [n for n, b in skeleton.named_buffers() if b.is_meta]
+    same = not after and torch.equal(skeleton(x), rotary(x))
+    return (saved_keys, report.missing_keys, report.unexpected_keys, on_meta, meta_error, after,
+            same)
+
+
+def test_c90_a_saved_buffer_or_one_never_recreated(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c90_buffers")
+    verdict(*buffer_evidence(tmp_path))
+    with pytest.raises(AssertionError):  # a persistent buffer: saved, loaded, nothing on meta
+        verdict(*buffer_evidence(tmp_path, persistent=True))
+    with pytest.raises(AssertionError):  # the check skipped: the buffer stays on meta
+        verdict(*buffer_evidence(tmp_path, recreate=None))
+    with pytest.raises(AssertionError):  # re-created with other values
+        verdict(*buffer_evidence(tmp_path, recreate=lambda dim: torch.ones(dim // 2)))
+    evidence = list(buffer_evidence(tmp_path))
+    evidence[1] = ["inv_freq"]  # a strict load that reports the buffer it left on meta
+    with pytest.raises(AssertionError):
+        verdict(*evidence)
+
+
+# C91: a pickled whole model
+
+def whole_model_evidence(tmp_path, default_weights_only: bool = True,
+                         module_removed: bool = True) -> tuple:
+    import importlib
+    import shutil
+    import sys
+
+    code = tmp_path / "code"
+    code.mkdir(parents=True)
+    (code / "chapter07_models.py").write_text(
+        "from torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.body = nn.Sequential(nn.Linear(16, 32), "
+        "nn.ReLU())\n        self.head = nn.Linear(32, 4)\n\n    def forward(self, x):\n"
+        "        return self.head(self.body(x))\n")
+    sys.path.insert(0, str(code))
+    sys.modules.pop("chapter07_models", None)
+    try:
+        old = importlib.import_module("chapter07_models").Net()
+        torch.save(old, tmp_path / "whole.pt")
+        torch.save(old.state_dict(), tmp_path / "state.pt")
+        refusal = ""
+        try:
+            torch.load(tmp_path / "whole.pt", weights_only=default_weights_only)
+        except pickle.UnpicklingError as err:
+            refusal = str(err)
+        if module_removed:
+            sys.path.remove(str(code))
+            del sys.modules["chapter07_models"]
+            shutil.rmtree(code)
+        missing = ""
+        try:
+            torch.load(tmp_path / "whole.pt", weights_only=False)
+        except ModuleNotFoundError as err:
+            missing = f"{type(err).__name__}: {err}"
+    finally:
+        if str(code) in sys.path:
+            sys.path.remove(str(code))
+        sys.modules.pop("chapter07_models", None)
+
+    class Elsewhere(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(16, 32), nn.ReLU())
+            self.head = nn.Linear(32, 4)
+
+        def forward(self, x):
+            return self.head(self.body(x))
+
+    fresh = Elsewhere()
+    fresh.load_state_dict(torch.load(tmp_path / "state.pt"))
+    probe = torch.randn(8, 16)
+    return refusal, missing, torch.equal(fresh(probe), old(probe))
+
+
+def test_c91_old_default_or_the_class_still_importable(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c91")
+    verdict(*whole_model_evidence(tmp_path / "a"))
+    with pytest.raises(AssertionError):  # torch < 2.6: the default load unpickles it
+        verdict(*whole_model_evidence(tmp_path / "b", default_weights_only=False))
+    with pytest.raises(AssertionError):  # the class never moved: the pickle loads
+        verdict(*whole_model_evidence(tmp_path / "c", module_removed=False))

@@ -1,242 +1,391 @@
-"""Chapter 09's claim fails where it is false: the chapter's own verdict function
-(tests/chapters/chapter_code.py) gets evidence from a DDP step simulated in one process (two
-replicas, their gradients combined as the all-reduce would), with the averaging or the sharding
-removed, and from the faithful simulation, which passes."""
+"""Chapter 09's claims fail where they are false: each test feeds the chapter's own verdict
+function (tests/chapters/chapter_code.py) evidence from a world without the effect, and evidence
+from the world with it (computed where cheap; where it takes an ONNX export or torch.compile, which
+cost seconds each, the values the chapter printed)."""
+
+import io
 
 import pytest
 import torch
-import torch.nn.functional as F
 from torch import nn
-from torch.utils.data.distributed import DistributedSampler
 
+from helpers import ship
 from tests.chapters.chapter_code import chapter_function
 
-CHAPTER = "09_distributed"
-BATCH, LR, N = 32, 0.1, 200
+CHAPTER = "09_deployment"
 
 
-def simulated_step(reduce: str = "mean", shard: bool = True) -> tuple:
-    """(indices, batch_per_rank, ranks_agree, finals_agree, gap) of one simulated DDP step on
-    2 ranks: each replica starts from rank 0's weights (DDP's broadcast), computes its gradient
-    on its first batch, then the gradients are averaged ("mean", what DDP does), summed
-    ("sum") or left alone ("none"), and each replica takes its SGD step. ``shard=False``: both
-    ranks read the whole dataset in the same order (a plain shuffle, no DistributedSampler)."""
-    make_model = chapter_function(CHAPTER, "make_model")
+def rows_against(reference: nn.Module, candidate: nn.Module, batches=(1, 7, 64, 228)):
+    """verify_onnx's rows, with `candidate` standing in for the onnxruntime session."""
+    torch.manual_seed(0)
+    rows = []
+    for batch in batches:
+        x = torch.randn(batch, 12)
+        with torch.no_grad():
+            error = (candidate(x) - reference(x)).abs().max().item()
+        rows.append({"batch": batch, "max_abs_error": error, "ok": error <= 1e-4})
+    return rows
+
+
+def stale_copy(model: nn.Linear, shift: float) -> nn.Linear:
+    """The same layer with its bias moved: a stale weight file, a wrong conversion."""
+    other = nn.Linear(model.in_features, model.out_features)
+    other.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        other.bias += shift
+    return other
+
+
+# --- C29: ONNX with a dynamic batch matches PyTorch within 1e-4 at every batch tried --------
+
+def test_c29_fixed_batch_or_drifted_outputs_fail():
+    verdict = chapter_function(CHAPTER, "verdict_c29")
+    torch.manual_seed(0)
+    model = nn.Linear(12, 4)
+    exact = rows_against(model, stale_copy(model, 0.0))
+    verdict("batch", exact)  # the world of the claim: a symbolic batch, within tolerance
+    with pytest.raises(AssertionError):  # an export whose batch was fixed to the example's 7
+        verdict(7, exact)
+    with pytest.raises(AssertionError):  # outputs off by 1e-3 (float16 weights, say)
+        verdict("batch", rows_against(model, stale_copy(model, 1e-3)))
+    with pytest.raises(AssertionError):  # batch 1 never tried
+        verdict("batch", rows_against(model, stale_copy(model, 0.0), batches=(7, 64, 228)))
+
+
+# --- C30: preprocessing inside the graph, the file takes uint8 -----------------------------
+
+class ForgetsNormalisation(nn.Module):
+    """A serving wrapper that scales to [0, 1] but leaves out the training normalisation."""
+
+    def __init__(self, serving: ship.ServingModel) -> None:
+        super().__init__()
+        self.classifier = serving.classifier
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.classifier(images.permute(0, 3, 1, 2).float() / 255)
+
+
+# The chapter's file: its operators (its run printed the first six; an export costs seconds)
+FILE_OPS = ["Shape", "Squeeze", "Transpose", "Cast", "Div", "Sub", "Div", "Conv", "Relu",
+            "MaxPool", "Conv", "Relu", "GlobalAveragePool", "Flatten", "Gemm"]
+# An export of the bare classifier: float input, no conversion in the graph
+BARE_OPS = ["Conv", "Relu", "MaxPool", "Conv", "Relu", "GlobalAveragePool", "Flatten", "Gemm"]
+
+
+def test_c30_serving_without_normalisation_or_a_float_file_fails():
+    verdict = chapter_function(CHAPTER, "verdict_c30")
+    torch.manual_seed(0)
+    serving = ship.ServingModel(ship.make_classifier(), torch.tensor([0.4, 0.5, 0.6]),
+                                torch.tensor([0.2, 0.25, 0.3])).eval()
+    images = torch.randint(0, 256, (5, 16, 16, 3), dtype=torch.uint8)
+    with torch.no_grad():
+        train_path = serving.classifier(
+            (images.permute(0, 3, 1, 2).float() / 255 - serving.mean) / serving.std)
+        serve_path = serving(images)
+        forgot = ForgetsNormalisation(serving)(images)
+    verdict(train_path, serve_path, "UINT8", FILE_OPS)
+    with pytest.raises(AssertionError):  # the serving side converts differently
+        verdict(train_path, forgot, "UINT8", FILE_OPS)
+    with pytest.raises(AssertionError):  # the preprocessing stayed outside the file
+        verdict(train_path, serve_path, "FLOAT", BARE_OPS)
+
+
+# --- C31: hard-coded shapes specialise or silently break a dynamic export ------------------
+
+def frozen_branch_errors(traced_branch: bool) -> dict[int, float]:
+    """Max abs error of BatchBranch's export at batches 8, 3, 32, computed in PyTorch: the
+    exported graph is the path taken for the example's batch of 8 (a frozen Python branch), or,
+    in the world without the pitfall, the branch itself (as torch.cond would keep it)."""
+    torch.manual_seed(0)
+    linear = nn.Linear(48, 4)
+
+    def eager(x):
+        y = linear(x.flatten(1))
+        return y * 0.5 if x.shape[0] > 16 else y
+
+    def exported(x):
+        return eager(x) if traced_branch else linear(x.flatten(1))  # the batch-8 path
+
+    errors = {}
+    with torch.no_grad():
+        for batch in (8, 3, 32):
+            x = torch.randn(batch, 3, 4, 4)
+            errors[batch] = (exported(x) - eager(x)).abs().max().item()
+    return errors
+
+
+SPECIALISED = "the batch was declared dynamic, but the exported file fixes it to 8: ..."
+NARROWED = ("the batch was declared dynamic from 1 to 4096, but the exporter narrowed it to "
+            "[1, 16]: ...")
+REFUSED = "refused: [ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Got invalid dimen"
+
+
+def outcomes_of(view_specialises: bool = True, branch_frozen: bool = True) -> dict:
+    fixed = {"declared": ["batch", 3, 4, 4], "warnings": [], 8: 1e-7, 3: 1e-7, 32: 1e-7}
+    fixed_view = ({"declared": [8, 3, 4, 4], "warnings": [SPECIALISED], 8: 1e-7, 3: REFUSED,
+                   32: REFUSED} if view_specialises else dict(fixed))
+    branch = {"declared": ["batch", 3, 4, 4],
+              "warnings": [NARROWED] if branch_frozen else [],
+              **frozen_branch_errors(traced_branch=not branch_frozen)}
+    return {"FixedView": fixed_view, "BatchBranch": branch, "Fixed": fixed}
+
+
+def test_c31_an_exporter_without_the_pitfalls_fails():
+    verdict = chapter_function(CHAPTER, "verdict_c31")
+    verdict([8, 3, 4, 4], outcomes_of())  # the world of the claim
+    with pytest.raises(AssertionError):  # an exporter that keeps the hard-coded view dynamic
+        verdict(["batch", 3, 4, 4], outcomes_of(view_specialises=False))
+    with pytest.raises(AssertionError):  # a branch traced as a branch: right at every batch
+        verdict([8, 3, 4, 4], outcomes_of(branch_frozen=False))
+    quiet = outcomes_of()
+    quiet["BatchBranch"]["warnings"] = []
+    with pytest.raises(AssertionError):  # a frozen branch that export_onnx does not report
+        verdict([8, 3, 4, 4], quiet)
+    blamed = outcomes_of()
+    blamed["Fixed"]["warnings"] = [NARROWED]
+    with pytest.raises(AssertionError):  # a warning on the model without the pitfall
+        verdict([8, 3, 4, 4], blamed)
+
+
+# --- C32: torch.compile: compile time, fusion pays on pointwise chains, not on one matmul --
+
+# Seconds from one run of the chapter on a busy 2-core CPU (torch.compile costs seconds here)
+POINTWISE = {"first": 19.30, "new_shape": 1.71, "eager": 0.316, "compiled": 0.00612}
+MATMUL = {"first": 0.17, "new_shape": 0.21, "eager": 0.0262, "compiled": 0.0299}
+
+
+def eager_seconds(model: nn.Module, x: torch.Tensor, calls: int = 5) -> float:
+    import time
+
+    times = []
+    with torch.inference_mode():
+        for _ in range(calls):
+            start = time.perf_counter()
+            model(x)
+            times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+def test_c32_a_compile_that_does_nothing_fails():
+    verdict = chapter_function(CHAPTER, "verdict_c32")
+    verdict(POINTWISE, MATMUL)
+    # torch.compile replaced by the identity: every call of the "compiled" model is an eager
+    # call, the first one and the new shape included (measured, small tensors)
+    pointwise = nn.Sequential(*[nn.ReLU() for _ in range(10)])
+    x = torch.randn(256, 256)
+    per_call = eager_seconds(pointwise, x)  # the eager and the "compiled" model: one function
+    seconds = {"first": eager_seconds(pointwise, x, calls=1),
+               "new_shape": eager_seconds(pointwise, x[:129], calls=1),
+               "eager": per_call, "compiled": per_call}
+    with pytest.raises(AssertionError):
+        verdict(seconds, MATMUL)
+    compiled = POINTWISE["compiled"]
+    for field, value in (("first", 20 * compiled), ("eager", 1.1 * compiled),
+                         ("new_shape", 5 * compiled)):
+        with pytest.raises(AssertionError):  # cheap compile / no fusion gain / no recompile
+            verdict({**POINTWISE, field: value}, MATMUL)
+    with pytest.raises(AssertionError):  # a world where compiling the big matmul pays 3x
+        verdict(POINTWISE, {**MATMUL, "compiled": MATMUL["eager"] / 3})
+
+
+# --- C33: int8 shrinks the model and can cost accuracy ------------------------------------
+
+def fake_int8(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """Symmetric int8 rounding with one scale per slice along `dim` (dynamic quantization's
+    per-row activation scale and per-output-row weight scale)."""
+    scale = x.abs().amax(dim=dim, keepdim=True).clamp_min(1e-12) / 127
+    return (x / scale).round().clamp(-127, 127) * scale
+
+
+def int8_bytes(weight: torch.Tensor) -> int:
+    """Bytes of the weight stored as int8 with one float32 scale per row."""
+    scale = weight.abs().amax(dim=1, keepdim=True) / 127
+    buffer = io.BytesIO()
+    torch.save({"w": (weight / scale).round().to(torch.int8), "scale": scale}, buffer)
+    return buffer.getbuffer().nbytes
+
+
+def fp32_bytes(weight: torch.Tensor) -> int:
+    buffer = io.BytesIO()
+    torch.save({"w": weight}, buffer)
+    return buffer.getbuffer().nbytes
+
+
+def quantization_evidence(quantize: bool = True, outlier_aware: bool = False) -> tuple:
+    """(size_fp32, size_int8, acc_fp32, acc_int8, acc_outlier_fp32, acc_outlier_int8) of a
+    nearest-centroid linear classifier (10 classes, 64 features) on Gaussian blobs, rounded
+    with fake int8, and of the same function with one outlier input feature (x10000, its
+    weights /10000). ``outlier_aware`` rescales the outlier before rounding (and back)."""
     g = torch.Generator().manual_seed(0)
-    x, y = torch.randn(N, 64, generator=g), torch.randint(0, 10, (N,), generator=g)
-    if shard:
-        orders = [list(DistributedSampler(range(N), num_replicas=2, rank=r, shuffle=True,
-                                          seed=0)) for r in range(2)]
-    else:
-        orders = [torch.randperm(N, generator=torch.Generator().manual_seed(0)).tolist()] * 2
-    indices = [order[:BATCH] for order in orders]
-    replicas = [make_model() for _ in range(2)]
-    grads = []
-    for model, part in zip(replicas, indices, strict=True):
-        F.cross_entropy(model(x[part]), y[part]).backward()
-        grads.append([p.grad.clone() for p in model.parameters()])
-    combined = {"mean": [(a + b) / 2 for a, b in zip(*grads, strict=True)],
-                "sum": [a + b for a, b in zip(*grads, strict=True)]}.get(reduce)
+    centroids = torch.randn(10, 64, generator=g) * 2
+    labels = torch.randint(0, 10, (500,), generator=g)
+    x = centroids[labels] + torch.randn(500, 64, generator=g)
+    weight = torch.cat([centroids, torch.zeros(502, 64)])  # 512 rows, as the chapter's layer
+    bias = torch.cat([-0.5 * (centroids ** 2).sum(1), torch.full((502,), -1e4)])
+    scale = torch.ones(64)
+    scale[36] = 10_000.0
+
+    def accuracy(w, inputs, q, undo=None):
+        if q and undo is not None:  # round in the well-scaled units, then scale back exactly
+            w, inputs = fake_int8(w * undo, 1) / undo, fake_int8(inputs / undo, 1) * undo
+        elif q:
+            w, inputs = fake_int8(w, 1), fake_int8(inputs, 1)
+        return ((inputs @ w.T + bias).argmax(1) == labels).float().mean().item()
+
+    w_out, x_out = weight / scale, x * scale
+    return (fp32_bytes(weight), int8_bytes(weight) if quantize else fp32_bytes(weight),
+            accuracy(weight, x, False), accuracy(weight, x, quantize),
+            accuracy(w_out, x_out, False),
+            accuracy(w_out, x_out, quantize, undo=scale if outlier_aware else None))
+
+
+def test_c33_no_quantization_or_an_outlier_aware_one_fails():
+    verdict = chapter_function(CHAPTER, "verdict_c33")
+    verdict(*quantization_evidence())  # the world of the claim, computed
+    with pytest.raises(AssertionError):  # the quantization step left out: nothing shrinks
+        verdict(*quantization_evidence(quantize=False))
+    with pytest.raises(AssertionError):  # the outlier rescaled before rounding: nothing lost
+        verdict(*quantization_evidence(outlier_aware=True))
+
+
+# --- C34: verify every artifact before shipping; the check can fail ------------------------
+
+def table_of(onnx_error: float = 5.72e-6, same_argmax: float = 1.0, amortised: bool = True,
+             int8_accuracy: float = 0.9722):
+    """The chapter's table (one run on a busy 2-core CPU), with one thing changed."""
+    def row(error, latency, per_sample, same=1.0, accuracy=0.9722):
+        return {"max_abs_error": error, "same_argmax": same, "latency_ms": latency,
+                "per_sample_b64_ms": per_sample, "accuracy": accuracy}
+
+    return {"eager": row(0.0, 0.154, 0.0194),
+            "onnxruntime": row(onnx_error, 0.289, 0.0317 if amortised else 0.4),
+            "torch.compile": row(0.0, 0.242, 0.0298),
+            "int8": row(7.16e-2, 2.701, 0.4116, same_argmax, int8_accuracy)}
+
+
+REPORT = {"verified": True, "latency_ms": {"eager b=1": 1.027, "onnx b=1": 0.353,
+                                           "eager b=64": 5.148, "onnx b=64": 3.640}}
+
+
+def test_c34_a_check_that_cannot_fail_or_a_drifted_artifact_fails():
+    verdict = chapter_function(CHAPTER, "verdict_c34")
+    torch.manual_seed(0)
+    model = nn.Linear(12, 4)
+    broken = rows_against(model, stale_copy(model, 0.5), batches=(256,))  # the planted break
+    verdict(table_of(), broken, 0, REPORT)
+    with pytest.raises(AssertionError):  # a check that compares the file with itself
+        verdict(table_of(), rows_against(model, model, batches=(256,)), 0, REPORT)
+    with pytest.raises(AssertionError):  # an ONNX file off by 1e-3
+        verdict(table_of(onnx_error=1e-3), broken, 0, REPORT)
+    with pytest.raises(AssertionError):  # an int8 model that changes many decisions
+        verdict(table_of(same_argmax=0.8), broken, 0, REPORT)
+    with pytest.raises(AssertionError):  # the one command failed its verification
+        verdict(table_of(), broken, 1, {**REPORT, "verified": False})
+    with pytest.raises(AssertionError):  # batching that does not amortise the per-call cost
+        verdict(table_of(amortised=False), broken, 0, REPORT)
+    with pytest.raises(AssertionError):  # a report that measured no latency
+        verdict(table_of(), broken, 0, {**REPORT, "latency_ms": {}})
+    with pytest.raises(AssertionError):  # a latency that is not a time
+        verdict(table_of(), broken, 0, {**REPORT, "latency_ms": {**REPORT["latency_ms"],
+                                                                 "onnx b=64": float("nan")}})
+    with pytest.raises(AssertionError):  # same classes on the fixed set, 5 points lost end to end
+        verdict(table_of(int8_accuracy=0.9222), broken, 0, REPORT)
+
+
+# --- C92: the torch.export round trip is exact -----------------------------------------
+
+def test_c92_a_round_trip_that_changes_the_outputs_fails(tmp_path):
+    verdict = chapter_function(CHAPTER, "verdict_c92")
+    torch.manual_seed(0)
+    linear, x = nn.Linear(4, 2).eval(), torch.randn(3, 4)
+    program = torch.export.export(linear, (x,))
+    torch.export.save(program, tmp_path / "linear.pt2")
+    reloaded = torch.export.load(tmp_path / "linear.pt2").module()
     with torch.no_grad():
-        for rank, model in enumerate(replicas):
-            for p, grad in zip(model.parameters(), combined or grads[rank], strict=True):
-                p.add_(grad, alpha=-LR)  # SGD's step
-    params = [[p.detach() for p in model.parameters()] for model in replicas]
-    ranks_agree = all(torch.equal(a, b) for a, b in zip(*params, strict=True))
-    single = make_model()  # one process on the combined batch
-    both = indices[0] + indices[1]
-    F.cross_entropy(single(x[both]), y[both]).backward()
-    with torch.no_grad():
-        for p in single.parameters():
-            p.add_(p.grad, alpha=-LR)  # SGD's step (torch.optim's first step imports seconds)
-    gap = max((a - b).abs().max().item() for a, b in zip(params[0], single.parameters(),
-                                                     strict=True))
-    return indices, BATCH, ranks_agree, ranks_agree, gap
+        verdict(linear(x), reloaded(x))  # the world of the claim, computed
+        with pytest.raises(AssertionError):  # a stale file: the bias moved by 1e-6
+            verdict(linear(x), stale_copy(linear, 1e-6)(x))
+        with pytest.raises(AssertionError):  # a reload in another precision
+            verdict(linear(x), reloaded(x).half().float())
+        with pytest.raises(AssertionError):  # a program traced for one row only
+            verdict(linear(x), reloaded(x)[:1])
 
 
-def test_c35_ddp_without_averaging_or_sharding_fails():
-    verdict = chapter_function(CHAPTER, "verdict_c35")
-    verdict(*simulated_step())  # the world of the claim: averaged gradients, disjoint shards
-    with pytest.raises(AssertionError):  # no all-reduce: each replica steps on its own shard
-        verdict(*simulated_step(reduce="none"))
-    with pytest.raises(AssertionError):  # gradients summed, not averaged: twice the step
-        verdict(*simulated_step(reduce="sum"))
-    with pytest.raises(AssertionError):  # no DistributedSampler: both ranks read the same batch
-        verdict(*simulated_step(shard=False))
+# --- C113: bfloat16 autocast at inference keeps every prediction the rounding cannot reach --
+
+def trained_digits_mlp(epochs: int) -> tuple[nn.Sequential, torch.Tensor, torch.Tensor]:
+    """A small MLP on the chapter's digits, trained for `epochs` full-batch Adam epochs (0:
+    untrained, logits with small margins), and the validation set."""
+    from helpers import digits_split
+
+    train_set, val_set = digits_split(seed=0)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(),
+                          nn.Linear(128, 10))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    x_train, y_train = train_set.tensors
+    for _ in range(epochs):
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(x_train), y_train).backward()
+        optimizer.step()
+    return model.eval(), *val_set.tensors
 
 
-def accumulated(divide: bool = True, sync_at_end: bool = True, k: int = 4) -> tuple:
-    """(no_sync_gap, single_gap, replicas_equal) of k micro-batches on 2 simulated ranks: each
-    accumulates its own gradients (what no_sync leaves), then they are averaged once (the one
-    all-reduce) or not at all (``sync_at_end=False``); ``divide=False`` forgets loss / k."""
-    make_model = chapter_function(CHAPTER, "make_model")
-    g = torch.Generator().manual_seed(1)
-    x, y = torch.randn(2 * k * 8, 64, generator=g), torch.randint(0, 10, (2 * k * 8,), generator=g)
-    per_rank = []
-    for rank in range(2):
-        model = make_model()
-        for step in range(k):
-            part = slice((step * 2 + rank) * 8, (step * 2 + rank + 1) * 8)
-            (F.cross_entropy(model(x[part]), y[part]) / (k if divide else 1)).backward()
-        per_rank.append([p.grad.clone() for p in model.parameters()])
-    final = ([(a + b) / 2 for a, b in zip(*per_rank, strict=True)] if sync_at_end
-             else per_rank[0])
-    single = make_model()
-    F.cross_entropy(single(x), y).backward()
-    gap = max((a - p.grad).abs().max().item() for a, p in zip(final, single.parameters(),
-                                                            strict=True))
-    replicas_equal = sync_at_end
-    return gap, gap, replicas_equal
+def e4m3_forward(model: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
+    """The model with its inputs, weights and outputs rounded to float8 e4m3 (4 significant
+    bits), as an autocast to that format would run it."""
+    def e4m3(t: torch.Tensor) -> torch.Tensor:
+        return t.to(torch.float8_e4m3fn).float()
 
-
-def test_c96_no_sync_that_still_syncs_or_never_syncs_fails():
-    verdict = chapter_function(CHAPTER, "verdict_c96")
-    no_sync_gap, single_gap, equal = accumulated()
-    verdict(4, 1, 4, False, equal, no_sync_gap, single_gap)  # the claim's world
-    with pytest.raises(AssertionError):  # no_sync ignored: an all-reduce per micro-batch
-        verdict(4, 4, 4, True, equal, no_sync_gap, single_gap)
-    with pytest.raises(AssertionError):  # no_sync around every micro-batch: never synced
-        gap, _, equal = accumulated(sync_at_end=False)
-        verdict(4, 0, 4, False, equal, gap, gap)
-    with pytest.raises(AssertionError):  # the loss not divided by k: k times the gradient
-        no_sync_gap, single_gap, equal = accumulated(divide=False)
-        verdict(4, 1, 4, False, equal, 0.0, single_gap)
-
-
-def batchnorm_gaps(global_statistics: bool) -> tuple[float, float]:
-    """(plain_gap, bn_gap) of one simulated DDP step on 2 ranks of 32 against one process on
-    64: the BatchNorm model normalised per rank (DDP) or with the whole batch's statistics
-    (``global_statistics``: what SyncBatchNorm would do)."""
-    make_model = chapter_function(CHAPTER, "make_model")
-    g = torch.Generator().manual_seed(2)
-    x, y = torch.randn(64, 64, generator=g) * 2 + 0.5, torch.randint(0, 10, (64,), generator=g)
-    gaps = []
-    for batch_norm in (False, True):
-        single = make_model(batch_norm=batch_norm)
-        F.cross_entropy(single(x), y).backward()
-        reference = [p.grad for p in single.parameters()]
-        if batch_norm and global_statistics:
-            averaged = reference
+    a = e4m3(x)
+    for layer in model:
+        if isinstance(layer, nn.Linear):
+            a = e4m3(a @ e4m3(layer.weight).T + e4m3(layer.bias))
         else:
-            per_rank = []
-            for part in (slice(0, 32), slice(32, 64)):
-                model = make_model(batch_norm=batch_norm)
-                F.cross_entropy(model(x[part]), y[part]).backward()
-                per_rank.append([p.grad for p in model.parameters()])
-            averaged = [(a + b) / 2 for a, b in zip(*per_rank, strict=True)]
-        largest = max(r.abs().max().item() for r in reference)
-        gaps.append(max((a - r).abs().max().item() for a, r in zip(averaged, reference,
-                                                                 strict=True)) / largest)
-    return gaps[0], gaps[1]
+            a = layer(a)
+    return a
 
 
-def test_c97_batchnorm_with_global_statistics_or_sync_bn_per_rank_fails():
-    verdict = chapter_function(CHAPTER, "verdict_c97_ddp")
-    verdict(*batchnorm_gaps(global_statistics=False))  # DDP: per-rank statistics
-    with pytest.raises(AssertionError):  # a BatchNorm that used the combined batch
-        verdict(*batchnorm_gaps(global_statistics=True))
-    with pytest.raises(AssertionError):  # a DDP that did not match even without BatchNorm
-        verdict(0.5, batchnorm_gaps(global_statistics=False)[1])
-    sync = chapter_function(CHAPTER, "verdict_c97_sync")
-    features = torch.randn(64, 128, generator=torch.Generator().manual_seed(0)) * 3 + 1
-    whole = nn.BatchNorm1d(128)(features).detach()
-    halves = torch.cat([nn.BatchNorm1d(128)(part).detach() for part in features.split(32)])
-    mean, var = features.mean(0), features.var(0, unbiased=False)
-    synced = torch.cat([(part - mean) / (var + 1e-5).sqrt() for part in features.split(32)])
-    sync((synced - whole).abs().max().item(), 0.0)  # SyncBatchNorm: the whole batch's statistics
-    with pytest.raises(AssertionError):  # a "SyncBatchNorm" that normalised per rank
-        sync((halves - whole).abs().max().item(), 0.0)
+def bf16_evidence(model: nn.Sequential, x: torch.Tensor, dtype=torch.bfloat16) -> tuple:
+    bound_of = chapter_function(CHAPTER, "rounding_bound")
+    with torch.inference_mode():
+        logits = model(x)
+        with torch.autocast("cpu", dtype=dtype):
+            low = model(x)
+    return logits, low, bound_of(model, x, torch.finfo(dtype).eps / 2)
 
 
-def test_c98_prefixed_names_or_a_rank_without_the_weights_fails():
-    verdict = chapter_function(CHAPTER, "verdict_c98")
-    make_model = chapter_function(CHAPTER, "make_model")
-    names = list(make_model().state_dict())
-    prefixed = {f"module.{name}": value for name, value in make_model().state_dict().items()}
-    try:
-        make_model().load_state_dict(prefixed)
-        refused = ""
-    except RuntimeError as error:
-        refused = str(error)
-    verdict(names, list(prefixed), refused, True)  # the claim's world
-    with pytest.raises(AssertionError):  # a DDP state_dict without the prefix
-        verdict(names, names, refused, True)
-    with pytest.raises(AssertionError):  # a plain model that accepted the prefixed names
-        verdict(names, list(prefixed), "", True)
-    with pytest.raises(AssertionError):  # a rank that read the file before it was complete
-        verdict(names, list(prefixed), refused, False)
+def test_c113_a_flip_beyond_the_bound_fewer_bits_or_small_margins():
+    safe_samples = chapter_function(CHAPTER, "safe_samples")
+    verdict = chapter_function(CHAPTER, "verdict_c113", safe_samples=safe_samples)
+    model, x, y = trained_digits_mlp(epochs=60)
+    logits, low, bound = bf16_evidence(model, x)
+    verdict(logits, low, bound, y)  # the world of the claim: real bfloat16 autocast
+    # a "bfloat16" run that changed the class of the safe sample with the largest lead
+    planted = low.clone()
+    lead = logits.topk(2, 1).values.diff(dim=1).neg()[:, 0]
+    sample = int(torch.where(safe_samples(logits, bound), lead, -1.0).argmax())
+    planted[sample] = planted[sample].roll(1)
+    with pytest.raises(AssertionError):
+        verdict(logits, planted, bound, y)
+    # a format with 4 significant bits (float8 e4m3), with its own bound: too few safe samples
+    with torch.inference_mode():
+        e4m3_logits = e4m3_forward(model, x)
+    bound_of = chapter_function(CHAPTER, "rounding_bound")
+    with pytest.raises(AssertionError):
+        verdict(logits, e4m3_logits, bound_of(model, x, 2.0 ** -4), y)
+    # an untrained model: its logits barely differ, so few samples are safe
+    with pytest.raises(AssertionError):
+        verdict(*bf16_evidence(*trained_digits_mlp(epochs=0)[:2]), y)
+    # a bfloat16 run judged with float16's unit roundoff (2**-11): its logits move beyond
+    # that bound (about 1.6 times it), which the direct check of the bound catches
+    with pytest.raises(AssertionError, match="beyond their bound"):
+        verdict(logits, low, bound_of(model, x, torch.finfo(torch.float16).eps / 2), y)
 
 
-BARRIER = ("[Rank 0]: Rank 1 failed to pass monitoredBarrier in 1000 ms\n Original exception: \n"
-           "Timed out waiting 1000ms for recv operation to complete")
-MISMATCH = ("Detected mismatch between collectives on ranks. Rank 0 is running collective: "
-            "CollectiveFingerPrint(SequenceNumber=0, OpType=ALLREDUCE, TensorShape=[2]), but "
-            "Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=0, "
-            "OpType=ALLREDUCE, TensorShape=[3]).Collectives differ in the following aspects: "
-            "Tensor Tensor shapes: 2vs 3")
-
-
-def test_c99_unnamed_rank_or_unchecked_collectives_fails():
-    import re
-
-    verdict = chapter_function(CHAPTER, "verdict_c99", re=re)
-    late = [int(r) for r in re.findall(r"Rank (\d+) failed to pass", BARRIER)]
-    verdict(BARRIER, late, 1, MISMATCH)  # the claim's world
-    with pytest.raises(AssertionError):  # a barrier that timed out without naming a rank
-        verdict("Timed out waiting 1000ms for recv operation to complete", [], 1, MISMATCH)
-    with pytest.raises(AssertionError):  # it named the wrong rank
-        verdict(BARRIER.replace("Rank 1 failed", "Rank 0 failed"), [0], 1, MISMATCH)
-    with pytest.raises(AssertionError):  # no DETAIL check: the backend's own error instead
-        verdict(BARRIER, late, 1, "Connection closed by peer")
-
-
-UNUSED = ("Expected to have finished reduction in the prior iteration before starting a new "
-          "one. ...\nParameter indices which did not receive grad for rank 0: 4 5\n")
-UNUSED_NAMED = UNUSED.replace("Parameter indices", "Parameters which did not receive grad for "
-                               "rank 0: aux_head.bias, aux_head.weight\nParameter indices")
-
-
-def test_c66_unused_parameter_error_unnamed_or_unfixed_fails():
-    verdict = chapter_function(CHAPTER, "verdict_c66", re=__import__("re"))
-    real = {"OFF": UNUSED, "INFO": UNUSED_NAMED, "DETAIL": UNUSED_NAMED}
-    verdict(real, True)  # the claim's world
-    with pytest.raises(AssertionError):  # INFO named nothing: only DETAIL names (the old claim)
-        verdict({**real, "INFO": UNUSED}, True)
-    with pytest.raises(AssertionError):  # DETAIL named nothing
-        verdict({**real, "DETAIL": UNUSED}, True)
-    with pytest.raises(AssertionError):  # named already at OFF: the level does nothing
-        verdict({**real, "OFF": UNUSED_NAMED}, True)
-    with pytest.raises(AssertionError):  # it named the wrong parameters
-        verdict({**real, "INFO": UNUSED_NAMED.replace("aux_head.bias", "head.bias")}, True)
-    with pytest.raises(AssertionError):  # no error at all: DDP found the unused one itself
-        verdict({level: "" for level in real}, True)
-    with pytest.raises(AssertionError):  # find_unused_parameters=True did not fix it
-        verdict(real, False)
-
-
-TIMED_OUT = ("RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] "
-             "Timed out waiting 2000ms for recv operation to complete")
-
-
-def test_c58_uneven_inputs_that_finish_without_join_or_drift_under_it_fail():
-    """Join simulated in one process (the chapter's replay_uneven: both replicas end with its
-    parameters) passes; a run without Join that finished, a Join that stopped a rank early,
-    and replicas left apart at the end fail."""
-    make_model = chapter_function(CHAPTER, "make_model")
-    g = torch.Generator().manual_seed(0)
-    data = (torch.randn(256, 64, generator=g), torch.randint(0, 10, (256,), generator=g))
-    replay = chapter_function(CHAPTER, "replay_uneven", found=[{"data": data}],
-                              make_model=make_model)
-    verdict = chapter_function(CHAPTER, "verdict_c58")
-    steps, replayed = (3, 5), replay((3, 5))
-    no_join = [("finished", 3), (TIMED_OUT, 3)]
-    joined = [(3, replayed), (5, replayed)]
-    verdict(no_join, joined, replayed, steps)  # the claim's world
-    with pytest.raises(AssertionError):  # no hang: rank 1 finished its 5 steps alone
-        verdict([("finished", 3), ("finished", 5)], joined, replayed, steps)
-    with pytest.raises(AssertionError):  # Join stopped rank 1 when rank 0 ran out
-        verdict(no_join, [(3, replayed), (3, replayed)], replayed, steps)
-    with pytest.raises(AssertionError):  # no final sync: rank 0 kept its own 3-step weights
-        verdict(no_join, [(3, replay((3, 3))), (5, replayed)], replayed, steps)
-    with pytest.raises(AssertionError):  # both agree, but not on Join's rule (no zeros)
-        verdict(no_join, [(3, replay((5, 5))), (5, replay((5, 5)))], replayed, steps)
+def test_c113_rounding_bound_refuses_a_layer_it_does_not_model():
+    bound_of = chapter_function(CHAPTER, "rounding_bound")
+    model, x, _ = trained_digits_mlp(epochs=0)
+    assert bound_of(model, x, 2.0 ** -8).shape == (len(x), 10)
+    with pytest.raises(TypeError, match="Linear and ReLU"):  # GELU: its slope exceeds 1
+        bound_of(nn.Sequential(model[0], nn.GELU(), *model[2:]), x, 2.0 ** -8)

@@ -1,4 +1,4 @@
-"""helpers.checkpoint: save_checkpoint and load_checkpoint (chapter 07): a complete round trip,
+"""helpers.checkpoint: save_checkpoint and load_checkpoint (chapter 08): a complete round trip,
 atomic saves, every part checked before anything changes, scaler, optimizer and lazy modules."""
 
 import os
@@ -389,7 +389,7 @@ def test_permissions_are_kept_and_new_files_follow_the_umask(tmp_path):
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
-# ------------------------------------------------------------------ GradScaler (chapter 07)
+# ------------------------------------------------------------------ GradScaler (chapter 08)
 
 def float16_steps(model, opt, scaler, steps):
     """A few float16 autocast steps with a GradScaler that grows every 2 steps."""
@@ -514,10 +514,10 @@ def test_an_accelerator_index_beyond_the_machines_is_refused(tmp_path, monkeypat
         load_checkpoint(path, model=nn.Linear(2, 2), map_location="xpu:1")
 
 
-# ------------------------------------------------------------ a disabled GradScaler (chapter 06)
+# ------------------------------------------------------------ a disabled GradScaler (chapter 07)
 
 def test_a_disabled_scaler_saves_nothing_and_loads_nothing(tmp_path):
-    """Chapter 06 builds GradScaler(enabled=(dtype == torch.float16)): a bfloat16 run has a
+    """Chapter 07 builds GradScaler(enabled=(dtype == torch.float16)): a bfloat16 run has a
     disabled one, which must save and resume like the float16 run's."""
     model, opt, _ = make()
     off = torch.amp.GradScaler("cpu", enabled=False)

@@ -1,6 +1,6 @@
 """helpers.checkpoint_file: a truncated, corrupt or empty file is refused (CRC32s), only what
 weights-only loading reads back is saved, an archive without CRC32s loads with a warning
-(chapter 07)."""
+(chapter 08)."""
 
 import re
 

@@ -20,8 +20,8 @@ from tools.check.colab_check import COLAB_PREINSTALLED
 
 ROOT = Path(__file__).resolve().parents[2]
 # Needed without an import statement of ours: torch.onnx.export(..., dynamo=True) loads it.
-INDIRECT = {"onnxscript": "torch.onnx's dynamo exporter (chapter 08)"}
-# Imported only inside `try: ... except ImportError` with a fallback (chapter 08; helpers.glue,
+INDIRECT = {"onnxscript": "torch.onnx's dynamo exporter (chapter 09)"}
+# Imported only inside `try: ... except ImportError` with a fallback (chapter 09; helpers.glue,
 # which records nothing where myst-nb, the book build's, is absent, as on Colab; helpers.env,
 # which reads Requires-Python with its own small parser where packaging is absent).
 OPTIONAL = {"torchao", "myst_nb", "packaging"}

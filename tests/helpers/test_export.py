@@ -261,7 +261,7 @@ def precision_settings():
 
 def test_a_cuda_reference_is_computed_without_tf32_and_the_settings_are_put_back(
         exported, monkeypatch):
-    """cuDNN convolutions may use TF32 by default (chapter 06, C84), about 1e-3 off float32: a
+    """cuDNN convolutions may use TF32 by default (chapter 07, C84), about 1e-3 off float32: a
     GPU model's reference runs in full float32 (the settings are flags: a CPU shows them)."""
     from helpers import export
 

@@ -1,5 +1,5 @@
 """helpers.random_state: every generator's state saved and restored exactly, a bad state
-refused before anything is set, a state on a device, MPS's generator (chapter 07)."""
+refused before anything is set, a state on a device, MPS's generator (chapter 08)."""
 
 import random
 

@@ -1,5 +1,5 @@
 """helpers.wrappers: the prefixes of torch.compile (``_orig_mod.``) and DataParallel/DDP
-(``module.``) are taken off when a checkpoint is saved and loaded (chapter 07)."""
+(``module.``) are taken off when a checkpoint is saved and loaded (chapter 08)."""
 
 
 import pytest

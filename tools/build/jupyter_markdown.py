@@ -19,7 +19,7 @@ MyST is left in its markdown cells (book/README.md, "Two renderings"):
   Colab); not the setup cell, which a notebook shows (the learner sees what is installed and
   imported);
 - an admonition becomes a ``<details>`` block (``:class: dropdown``) or a block quote;
-- a link to a chapter or a section (``06_memory.md#anchor``, ``#anchor``) becomes a link to that
+- a link to a chapter or a section (``07_memory.md#anchor``, ``#anchor``) becomes a link to that
   page and section of the published site, whose address is written once, in ``_config.yml``
   (``html.baseurl``);
 - MyST comments (``% ...``) and targets (``(name)=``) are dropped; maths stays.

@@ -1,102 +1,63 @@
 """Wrong answers to chapter 07's exercises (see README.md here)."""
 
-_REMAINING = (
-    "from helpers import digits_split\n"
-    "\n"
-    "def remaining_targets(epoch, start):\n"
-    "    train, _ = digits_split(seed=0)\n"
-    "    return [y for _, y in {batches}]\n")
-
-_CLEAN = (
-    "def clean_keys(state_dict):\n"
-    "    cleaned = {{}}\n"
-    "    for key, value in state_dict.items():\n"
-    "{body}"
-    "    return cleaned\n")
+_EVERY_OTHER = (
+    "class CheckpointEveryOther(Blocks):\n"
+    "    def forward(self, x):\n"
+    "        for i, block in enumerate(self.blocks):\n"
+    "            x = checkpoint(block, x, use_reentrant={reentrant}) if {test} else block(x)\n"
+    "        return {out}\n")
 
 WRONG = {
     "ex07-1": [
-        ("def restore_rng(state):  # forgets NumPy\n"
-         "    torch.set_rng_state(state['torch'])\n"
-         "    random.setstate(state['python'])\n",
-         "NumPy draws differ after restore_rng(state)"),
-        ("def restore_rng(state):  # forgets Python's random\n"
-         "    torch.set_rng_state(state['torch'])\n"
-         "    name, keys, *rest = state['numpy']\n"
-         "    np.random.set_state((name, keys.numpy().astype(np.uint32), *rest))\n",
-         "Python's random draws differ after restore_rng(state)"),
-        ("def restore_rng(state):  # seeds again instead of restoring the state\n"
-         "    set_seed(0)\n",
-         "torch draws differ after restore_rng(state)"),
-        ("def restore_rng(state):  # takes the state apart: it cannot be restored twice\n"
-         "    torch.set_rng_state(state.pop('torch'))\n"
-         "    random.setstate(state.pop('python'))\n"
-         "    name, keys, *rest = state.pop('numpy')\n"
-         "    np.random.set_state((name, keys.numpy().astype(np.uint32), *rest))\n",
-         "restore_rng changed the state it was given"),
+        ("def optimizer_state_bytes(optimizer):  # counts numbers, not bytes\n"
+         "    return sum(t.numel() for state in optimizer.state.values()\n"
+         "               for t in state.values() if torch.is_tensor(t))\n",
+         "SGD+momentum keeps one float32 (4 bytes) per parameter"),
+        ("def optimizer_state_bytes(optimizer):  # the parameters, not the state\n"
+         "    return sum(p.numel() * p.element_size()\n"
+         "               for group in optimizer.param_groups for p in group['params'])\n",
+         "Adam keeps two float32 (8 bytes) per parameter"),
+        ("def optimizer_state_bytes(optimizer):  # only the first entry of each state\n"
+         "    total = 0\n"
+         "    for state in optimizer.state.values():\n"
+         "        first = next(iter(state.values()))\n"
+         "        total += first.numel() * first.element_size()\n"
+         "    return total\n",
+         "Adam keeps two float32 (8 bytes) per parameter"),
     ],
     "ex07-2": [
-        ("def load_backbone(model, state_dict):  # strict=False still refuses other shapes\n"
-         "    report = model.load_state_dict(state_dict, strict=False)\n"
-         "    return sorted(report.missing_keys)\n",
-         "size mismatch for head.weight"),
-        ("def load_backbone(model, state_dict):  # returns what it loaded\n"
-         "    own = model.state_dict()\n"
-         "    fitting = {k: v for k, v in state_dict.items()\n"
-         "               if k in own and v.shape == own[k].shape}\n"
-         "    model.load_state_dict(fitting, strict=False)\n"
-         "    return sorted(fitting)\n",
-         "return the sorted names that were not loaded; got ['body.0.bias'"),
-        ("def load_backbone(model, state_dict):  # the report's order, not sorted\n"
-         "    own = model.state_dict()\n"
-         "    fitting = {k: v for k, v in state_dict.items()\n"
-         "               if k in own and v.shape == own[k].shape}\n"
-         "    return model.load_state_dict(fitting, strict=False).missing_keys\n",
-         "got ['head.weight', 'head.bias']"),
-        ("def load_backbone(model, state_dict):  # loads into a copy of the model\n"
-         "    import copy\n"
-         "    model = copy.deepcopy(model)\n"
-         "    own = model.state_dict()\n"
-         "    fitting = {k: v for k, v in state_dict.items()\n"
-         "               if k in own and v.shape == own[k].shape}\n"
-         "    model.load_state_dict(fitting, strict=False)\n"
-         "    return sorted(set(own) - set(fitting))\n",
-         "the body was not loaded"),
+        ("def accumulate(model, xs, ys, micro_sizes):  # forgot to divide\n"
+         "    for xp, yp in zip(xs.split(micro_sizes), ys.split(micro_sizes)):\n"
+         "        F.cross_entropy(model(xp), yp).backward()\n",
+         "split [8, 8, 8, 8] gives a different gradient (4.00x the full batch's norm)"),
+        ("def accumulate(model, xs, ys, micro_sizes):  # mean of the micro-batch means\n"
+         "    for xp, yp in zip(xs.split(micro_sizes), ys.split(micro_sizes)):\n"
+         "        (F.cross_entropy(model(xp), yp) / len(micro_sizes)).backward()\n",
+         "split [20, 7, 5] gives a different gradient"),
+        ("def accumulate(model, xs, ys, micro_sizes):  # zeroes the gradient every micro-batch\n"
+         "    for xp, yp in zip(xs.split(micro_sizes), ys.split(micro_sizes)):\n"
+         "        model.zero_grad()\n"
+         "        (F.cross_entropy(model(xp), yp, reduction='sum') / len(xs)).backward()\n",
+         "split [8, 8, 8, 8] gives a different gradient"),
+        ("def accumulate(model, xs, ys, micro_sizes):  # one backward over the summed losses\n"
+         "    loss = sum(F.cross_entropy(model(xp), yp, reduction='sum')\n"
+         "               for xp, yp in zip(xs.split(micro_sizes), ys.split(micro_sizes)))\n"
+         "    (loss / len(xs)).backward()\n",
+         "split [8, 8, 8, 8]: one backward() per micro-batch, got 1"),
+        ("def accumulate(model, xs, ys, micro_sizes):  # skips the micro-batches altogether\n"
+         "    F.cross_entropy(model(xs), ys).backward()\n",
+         "run forward on each micro-batch; sizes seen [32]"),
     ],
     "ex07-3": [
-        (_REMAINING.format(batches="resumable.epoch_batches(train, epoch, seed=0, "
-                                   "start=start + 1)"),
-         "from batch 5 on, epoch 1 has"),
-        (_REMAINING.format(batches="resumable.epoch_batches(train, 0, seed=0, start=start)"),
-         "order differs from the epoch's own order"),
-        ("import itertools\n"
-         "from torch.utils.data import DataLoader\n" +
-         _REMAINING.format(batches="itertools.islice(DataLoader(train, batch_size=64, "
-                                   "shuffle=True, drop_last=True), start, None)"),
-         "order differs from the epoch's own order"),
-        (_REMAINING.format(batches="resumable.epoch_batches(digits_split(seed=0)[1], epoch, "
-                                   "seed=0, start=start)"),
-         "from batch 5 on, epoch 1 has"),
-    ],
-    "ex07-4": [
-        (_CLEAN.format(body="        # each prefix once, in one order\n"
-                            "        name = key.removeprefix('_orig_mod.')"
-                            ".removeprefix('module.')\n"
-                            "        cleaned[name] = value\n"),
-         "should become ['calls', 'body.0.weight'], got ['_orig_mod.calls'"),
-        (_CLEAN.format(body="        # replace removes the prefixes inside a key too\n"
-                            "        cleaned[key.replace('_orig_mod.', '').replace('module.', '')]"
-                            " = value\n"),
-         "['body.module.w'] should become ['body.module.w'], got ['body.w']"),
-        (_CLEAN.format(body="        # lstrip removes characters, not a prefix\n"
-                            "        name = key.lstrip('_orig_mod.').lstrip('module.')\n"
-                            "        cleaned[name] = value\n"),
-         "should become ['calls', 'body.0.weight'], got ['_orig_mod.calls'"),
-        (_CLEAN.format(body="        # a collision silently keeps the last value\n"
-                            "        name = key\n"
-                            "        while name.startswith(('_orig_mod.', 'module.')):\n"
-                            "            name = name.split('.', 1)[1]\n"
-                            "        cleaned[name] = value\n"),
-         "'module.w' and 'w' both become 'w': raise ValueError"),
+        (_EVERY_OTHER.format(reentrant=False, test="i % 2 == 1", out="self.head(x)"),
+         "forward runs per block [1, 2, 1, 2, 1, 2]"),
+        (_EVERY_OTHER.format(reentrant=True, test="i % 2 == 0", out="self.head(x)"),
+         "no gradient reached ['blocks.0.0.weight', 'blocks.0.0.bias']"),
+        ("class CheckpointEveryOther(Blocks):  # the parent's switch: checkpoints every block\n"
+         "    def __init__(self):\n"
+         "        super().__init__(use_checkpoint=True)\n",
+         "forward runs per block [2, 2, 2, 2, 2, 2]"),
+        (_EVERY_OTHER.format(reentrant=False, test="i % 2 == 0", out="x"),
+         "no gradient reached ['head.weight', 'head.bias']"),
     ],
 }

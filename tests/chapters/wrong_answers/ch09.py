@@ -1,78 +1,65 @@
 """Wrong answers to chapter 09's exercises (see README.md here)."""
 
+_TOKENS = (
+    "class DynamicTokenClassifier(TokenClassifier):\n"
+    "    def forward(self, x):\n"
+    "        tokens = {tokens}\n"
+    "        return self.linear({combine})\n")
+_AGREEMENT = (
+    "def agreement(a, b, inputs):\n"
+    "    with torch.inference_mode():\n"
+    "        return {body}\n")
+_BGR = (
+    "class BGRServingModel(nn.Module):  # {note}\n"
+    "    def __init__(self, rgb_model):\n"
+    "        super().__init__()\n"
+    "        self.rgb_model = rgb_model\n"
+    "    def forward(self, bgr_images):\n"
+    "        return self.rgb_model({body})\n")
+
 WRONG = {
     "ex09-1": [
-        ("def shard(n, world, rank):  # no padding: the last ranks get fewer indices\n"
-         "    return list(range(rank, n, world))\n",
-         "n=10, world=3, rank=1: the sampler gives [1, 4, 7, 0], you gave [1, 4, 7]"),
-        ("def shard(n, world, rank):  # contiguous blocks instead of a stride\n"
-         "    per_rank = -(-n // world)\n"
-         "    return list(range(rank * per_rank, min(n, (rank + 1) * per_rank)))\n",
-         "n=10, world=2, rank=0: the sampler gives [0, 2, 4, 6, 8], you gave [0, 1, 2, 3, 4]"),
-        ("def shard(n, world, rank):  # drops the remainder instead of padding\n"
-         "    total = n // world * world\n"
-         "    return list(range(total))[rank::world]\n",
-         "n=10, world=3, rank=0: the sampler gives [0, 3, 6, 9], you gave [0, 3, 6]"),
-        ("def shard(n, world, rank):  # pads by repeating the last index\n"
-         "    total = -(-n // world) * world\n"
-         "    padded = list(range(n)) + [n - 1] * (total - n)\n"
-         "    return padded[rank::world]\n",
-         "n=10, world=3, rank=1: the sampler gives [1, 4, 7, 0], you gave [1, 4, 7, 9]"),
-        ("def shard(n, world, rank):  # pads with the start once: too short when world > 2n\n"
-         "    import math\n"
-         "    total = math.ceil(n / world) * world\n"
-         "    padded = list(range(n)) + list(range(total - n))\n"
-         "    return padded[rank:total:world]\n",
-         "n=1, world=4, rank=2: the sampler gives [0], you gave [1]"),
+        (_TOKENS.format(tokens="self.token.expand(int(x.shape[0]), 1, 12)  # a Python int",
+                        combine="torch.cat([tokens, x], dim=1).mean(1)"),
+         "the export fixed the batch size to 8"),
+        (_TOKENS.format(tokens="torch.cat([self.token] * x.shape[0])  # one copy per sample",
+                        combine="torch.cat([tokens, x], dim=1).mean(1)"),
+         "the export fixed the batch size to 8"),
+        (_TOKENS.format(tokens="self.token.expand(len(x), 1, 12)  # len(): a Python int",
+                        combine="torch.cat([tokens, x], dim=1).mean(1)"),
+         "the export fixed the batch size to 8"),
+        (_TOKENS.format(tokens="self.token.expand(-1, 1, 12)  # -1 keeps the size 1",
+                        combine="torch.cat([tokens, x], dim=1).mean(1)"),
+         "your model fails on a batch of 8"),
+        (_TOKENS.format(tokens="self.token  # (1, 1, 12) broadcasts over any batch",
+                        combine="(x + tokens).mean(1)"),
+         "on a batch of 8 your model gives other outputs than TokenClassifier"),
     ],
     "ex09-2": [
-        ("def simulated_ddp_gradients():  # all-reduce read as a sum\n"
-         "    per_rank = []\n"
-         "    for part in (indices[0], indices[1]):\n"
-         "        model = make_model()\n"
-         "        F.cross_entropy(model(x_all[part]), y_all[part]).backward()\n"
-         "        per_rank.append([p.grad for p in model.parameters()])\n"
-         "    return [a + b for a, b in zip(*per_rank)]\n",
-         "the averaged gradient differs from the single process's (2.00x its norm)"),
-        ("def simulated_ddp_gradients():  # one model, no zero_grad between the ranks\n"
-         "    model = make_model()\n"
-         "    per_rank = []\n"
-         "    for part in (indices[0], indices[1]):\n"
-         "        F.cross_entropy(model(x_all[part]), y_all[part]).backward()\n"
-         "        per_rank.append([p.grad for p in model.parameters()])\n"
-         "    return [(a + b) / 2 for a, b in zip(*per_rank)]\n",
-         "the averaged gradient differs from the single process's ("),
-        ("def simulated_ddp_gradients():  # summed losses per rank\n"
-         "    per_rank = []\n"
-         "    for part in (indices[0], indices[1]):\n"
-         "        model = make_model()\n"
-         "        F.cross_entropy(model(x_all[part]), y_all[part], reduction='sum').backward()\n"
-         "        per_rank.append([p.grad for p in model.parameters()])\n"
-         "    return [(a + b) / 2 for a, b in zip(*per_rank)]\n",
-         "the averaged gradient differs from the single process's (32.00x its norm)"),
-        ("def simulated_ddp_gradients():  # skips the simulation: one pass on all 64\n"
-         "    model = make_model()\n"
-         "    F.cross_entropy(model(x_all[combined]), y_all[combined]).backward()\n"
-         "    return [p.grad for p in model.parameters()]\n",
-         "one forward pass per rank, on its 32 samples: your forward passes had batches [64]"),
+        ("def agreement(a, b, inputs):  # a shortcut\n"
+         "    return 1.0\n",
+         "you said 1.0: compare the predicted classes"),
+        (_AGREEMENT.format(body="(a(inputs) == b(inputs)).float().mean().item()  # raw scores"),
+         "the int8 model should agree on most inputs"),
+        (_AGREEMENT.format(body="(a(inputs).argmax(0) == b(inputs).argmax(0)).float().mean()"
+                                ".item()  # argmax over the rows"),
+         "a model that predicts another class on every other row agrees on 49.9%"),
+        (_AGREEMENT.format(body="(a(inputs).argmax(1) == b(inputs).argmax(1)).sum().item()"
+                                "  # a count"),
+         "return a fraction, a float between 0 and 1: got 3"),
+        (_AGREEMENT.format(body="(a(inputs).argmax(1) == b(inputs).argmax(1)).float().mean()"
+                                "  # a tensor"),
+         "return a fraction, a float between 0 and 1: got tensor("),
     ],
     "ex09-3": [
-        ("def exact_mean(per_rank, n):  # everything the ranks evaluated, padding included\n"
-         "    return torch.cat(per_rank).mean().item()\n",
-         "which is the mean of every entry the ranks evaluated, padding included"),
-        ("def exact_mean(per_rank, n):  # padding left out, then the mean of the ranks' means\n"
-         "    world, means = len(per_rank), []\n"
-         "    for rank, values in enumerate(per_rank):\n"
-         "        positions = rank + world * torch.arange(len(values))\n"
-         "        means.append(values[positions < n].mean().item())\n"
-         "    return sum(means) / world\n",
-         "n=10, world=4, shuffle=False, correct values: the mean over the 10 samples is"),
-        ("def exact_mean(per_rank, n):  # duplicates found by their values\n"
-         "    return torch.cat(per_rank).unique().mean().item()\n",
-         "n=10, world=4, shuffle=False, correct values: the mean over the 10 samples is"),
-        ("def exact_mean(per_rank, n):  # drops the last entry of every rank\n"
-         "    kept = torch.cat([values[:-1] for values in per_rank])\n"
-         "    return kept.mean().item()\n",
-         "n=10, world=4, shuffle=False, correct values: the mean over the 10 samples is"),
+        (_BGR.format(body="bgr_images.flip(1)", note="the channel axis of NCHW, not of NHWC"),
+         "outputs differ from serving's on the RGB images"),
+        (_BGR.format(body="bgr_images", note="forgot the conversion"),
+         "outputs differ from serving's on the RGB images"),
+        (_BGR.format(body="bgr_images.flip(-1).float() / 255", note="scales twice"),
+         "outputs differ from serving's on the RGB images"),
+        (_BGR.format(body="torch.from_numpy(bgr_images.numpy()[..., ::-1].copy())",
+                     note="the OpenCV habit: NumPy"),
+         "the exported file gives other outputs than the wrapper"),
     ],
 }

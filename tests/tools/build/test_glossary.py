@@ -49,7 +49,7 @@ def test_terms_link_to_the_chinese_page_or_else_the_english_one(tmp_path):
 
 def test_search_terms_are_the_whole_chinese_terms():
     entries = [{"en": "a", "zh": "梯度裁剪", "chapter": "03_training"},
-               {"en": "b", "zh": "显存溢出（OOM）", "chapter": "06_memory"},
+               {"en": "b", "zh": "显存溢出（OOM）", "chapter": "07_memory"},
                {"en": "c", "zh": "训练模式 / 评估模式", "chapter": "03_training"},
                {"en": "d", "zh": "wheel 安装包", "chapter": "00_setup"},
                {"en": "e", "zh": "梯度裁剪", "chapter": "03_training"}]

@@ -176,11 +176,11 @@ def test_comments_and_targets_go_code_stays():
 
 
 def test_links_point_at_the_site_page_and_section():
-    body = "See [chapter 06](06_memory.md#mixed-precision) and [above](#a-section).\n"
+    body = "See [chapter 07](07_memory.md#mixed-precision) and [above](#a-section).\n"
     en, zh = sources(convert(body))[-1], sources(convert(body, language=ZH))[-1]
-    assert f"]({site_url()}06_memory.html#mixed-precision)" in en
+    assert f"]({site_url()}07_memory.html#mixed-precision)" in en
     assert f"]({site_url()}03_training.html#a-section)" in en
-    assert f"]({site_url()}zh/06_memory.html#mixed-precision)" in zh
+    assert f"]({site_url()}zh/07_memory.html#mixed-precision)" in zh
 
 
 EXERCISE = """## Exercises

@@ -28,4 +28,4 @@ def test_each_measurement_goes_to_the_claim_cell_after_it():
 
 def test_the_timing_chapters_are_the_ones_that_remeasure():
     names = [chapter.stem for chapter in timing_chapters()]
-    assert "02_data" in names and "08_deployment" in names and "01_autograd" not in names
+    assert "02_data" in names and "09_deployment" in names and "01_autograd" not in names
