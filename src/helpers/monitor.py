@@ -1,4 +1,5 @@
-"""Callbacks that watch a training run from :func:`helpers.fit`'s ``on_step`` hook (chapter 05)."""
+"""Callbacks that watch a training run from :func:`helpers.fit`'s ``on_step`` hook (chapters 05
+and 06)."""
 
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ class NaNGuard:
     """Stop training at the first step whose loss or gradient norm is not finite.
 
     Raises ``FloatingPointError`` naming the step and the values, instead of letting the run
-    continue with NaN weights for the rest of its epochs.
+    continue with NaN weights for the rest of its epochs (chapter 06).
     """
 
     def __init__(self) -> None:
@@ -103,7 +104,7 @@ class NaNGuard:
 
 
 def has_nonfinite(tensor: torch.Tensor) -> bool:
-    """Whether a tensor holds a NaN or an infinity (the check to run on inputs, chapter 05)."""
+    """Whether a tensor holds a NaN or an infinity (the check to run on inputs, chapter 06)."""
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"expected a tensor, got {type(tensor).__name__}")
     if not (tensor.is_floating_point() or tensor.is_complex()):

@@ -1,4 +1,4 @@
-"""A ``Dataset`` with a planted per-item delay, for profiling the input pipeline (chapter 05,
+"""A ``Dataset`` with a planted per-item delay, for profiling the input pipeline (chapter 06,
 "Where the time goes: torch.profiler")."""
 
 from __future__ import annotations

@@ -187,7 +187,7 @@ def _raise_nonfinite(loss: torch.Tensor, epoch: int, step: int) -> None:
         f"non-finite training loss {loss.detach().float().mean().item()} at epoch {epoch}, step "
         f"{step} (global, from 0); stopped before backward, so the weights are those of the "
         "previous step. Look for NaN/inf in the inputs or a learning rate that is too large "
-        "(chapter 05)")
+        "(chapter 06)")
 
 
 # Without an ``on_step`` hook, the loss and gradient norm of each step stay on the device and
@@ -258,7 +258,7 @@ def train_one_epoch(
     ``optimizer.step()``, so the weights stay those of the previous step: it passes
     ``error_if_nonfinite=True`` to ``get_total_norm``, which reads the norm every step, and
     catches a finite loss with non-finite gradients that ``stop_on_nonfinite`` cannot see
-    (chapter 05, C80). An optimizer that holds none of the model's parameters raises
+    (chapter 06, C80). An optimizer that holds none of the model's parameters raises
     ``ValueError``.
     """
     require_bool("progress", progress)
@@ -298,7 +298,7 @@ def train_one_epoch(
                 warned = True  # never silent, but training on is what a divergence study needs
                 warnings.warn(f"the training loss is {loss_value} at epoch {epoch}, step {at}; "
                               "training went on and the weights are probably no longer finite. "
-                              "Pass stop_on_nonfinite=True to stop there (chapter 05: NaNGuard).",
+                              "Pass stop_on_nonfinite=True to stop there (chapter 06: NaNGuard).",
                               RuntimeWarning, stacklevel=3)
             total_loss += loss_value * size
             n_seen += size
@@ -331,7 +331,7 @@ def train_one_epoch(
             raise FloatingPointError(
                 f"non-finite total gradient norm at epoch {epoch}, step {step} (global, from 0); "
                 "stopped before optimizer.step(), so the weights are those of the previous "
-                "step (chapter 05)") from err
+                "step (chapter 06)") from err
         if clip_at is not None:  # with the norm above: clip_grad_norm_, bit for bit in float32
             nn.utils.clip_grads_with_norm_(params, clip_at, grad_norm)
         lr = optimizer.param_groups[0]["lr"]  # this step's rate, before the scheduler moves it

@@ -2,33 +2,6 @@
 
 WRONG = {
     "ex05-1": [
-        ("def first_nonfinite(named):  # keeps looking: returns the last bad tensor\n"
-         "    found = None\n"
-         "    for name, tensor in named.items():\n"
-         "        if not torch.isfinite(tensor).all():\n"
-         "            found = name\n"
-         "    return found\n",
-         "the NaN is born in 'ratio' (the first one), you returned 'output'"),
-        ("def first_nonfinite(named):  # looks for NaN only\n"
-         "    for name, tensor in named.items():\n"
-         "        if torch.isnan(tensor).any():\n"
-         "            return name\n"
-         "    return None\n",
-         "an infinity counts too"),
-        ("def first_nonfinite(named):  # 'any finite' instead of 'all finite'\n"
-         "    for name, tensor in named.items():\n"
-         "        if not torch.isfinite(tensor).any():\n"
-         "            return name\n"
-         "    return None\n",
-         "one NaN element is enough"),
-        ("def first_nonfinite(named):  # an empty string for 'nothing found'\n"
-         "    for name, tensor in named.items():\n"
-         "        if not torch.isfinite(tensor).all():\n"
-         "            return name\n"
-         "    return ''\n",
-         "all finite: return None, not ''"),
-    ],
-    "ex05-2": [
         ("def diagnose(step_losses, val_losses):  # ignores the curves\n"
          "    return 'healthy'\n",
          "lr too high (2.0): you said 'healthy'"),
@@ -63,31 +36,66 @@ WRONG = {
          "    return 'healthy'\n",
          "overfitting (60 samples): you said 'healthy'"),
     ],
+    "ex05-2": [
+        ("def grad_flags(model, inputs, targets):  # no zero_grad: an old gradient stays\n"
+         "    F.cross_entropy(model(inputs), targets).backward()\n"
+         "    flags = {}\n"
+         "    for name, p in model.named_parameters():\n"
+         "        if p.grad is None:\n"
+         "            flags[name] = 'none'\n"
+         "        elif (p.grad == 0).all():\n"
+         "            flags[name] = 'zero'\n"
+         "        else:\n"
+         "            flags[name] = 'ok'\n"
+         "    return flags\n",
+         "clear the gradients first with model.zero_grad()"),
+        ("def grad_flags(model, inputs, targets):  # zeroes the old gradients in place\n"
+         "    model.zero_grad(set_to_none=False)\n"
+         "    F.cross_entropy(model(inputs), targets).backward()\n"
+         "    flags = {}\n"
+         "    for name, p in model.named_parameters():\n"
+         "        if p.grad is None:\n"
+         "            flags[name] = 'none'\n"
+         "        elif (p.grad == 0).all():\n"
+         "            flags[name] = 'zero'\n"
+         "        else:\n"
+         "            flags[name] = 'ok'\n"
+         "    return flags\n",
+         "side is cut off by the detach, so this backward gives it no gradient; you said 'zero'"),
+        ("def grad_flags(model, inputs, targets):  # a missing gradient read as zeros\n"
+         "    model.zero_grad()\n"
+         "    F.cross_entropy(model(inputs), targets).backward()\n"
+         "    flags = {}\n"
+         "    for name, p in model.named_parameters():\n"
+         "        g = p.grad if p.grad is not None else torch.zeros_like(p)\n"
+         "        flags[name] = 'zero' if (g == 0).all() else 'ok'\n"
+         "    return flags\n",
+         "stem is frozen: its .grad is None, flag it 'none'"),
+        ("def grad_flags(model, inputs, targets):  # judges by requires_grad, not by .grad\n"
+         "    model.zero_grad()\n"
+         "    F.cross_entropy(model(inputs), targets).backward()\n"
+         "    return {name: 'none' if not p.requires_grad else 'ok'\n"
+         "            for name, p in model.named_parameters()}\n",
+         "side is cut off by the detach"),
+    ],
     "ex05-3": [
-        ("def safe_distance(u, v, eps=1e-12):  # eps added after the square root\n"
-         "    return torch.sqrt(((u - v) ** 2).sum(dim=1)) + eps\n",
-         "gradient at equal rows is not finite"),
-        ("def safe_distance(u, v):  # torch.where still back-propagates through sqrt(0)\n"
-         "    squared = ((u - v) ** 2).sum(dim=1)\n"
-         "    return torch.where(squared > 0, torch.sqrt(squared), torch.zeros_like(squared))\n",
-         "gradient at equal rows is not finite"),
-        ("def safe_distance(u, v, eps=1e-6):  # an eps large enough to bias small distances\n"
-         "    return torch.sqrt(((u - v) ** 2).sum(dim=1) + eps)\n",
-         "your eps shifts small distances too much"),
-        ("def safe_distance(u, v, eps=1e-12):  # sums over every element, not per row\n"
-         "    return torch.sqrt(((u - v) ** 2).sum() + eps)\n",
-         "one distance per row: expected shape (3,), got ()"),
-        ("def safe_distance(u, v):  # avoids the sqrt: the squared distance\n"
-         "    return ((u - v) ** 2).sum(dim=1)\n",
-         "distance of (3, 4) should be 5, got 25"),
-        ("def safe_distance(u, v):  # the library's norm: right, but not the exercise\n"
-         "    return torch.linalg.norm(u - v, dim=1)\n",
-         "you called ['linalg_norm']: repair the square root of summed squares yourself"),
-        ("def safe_distance(u, v, eps=1e-12):  # clamps the distance, not its square\n"
-         "    return torch.sqrt(((u - v) ** 2).sum(dim=1)).clamp_min(eps)\n",
-         "gradient at equal rows is not finite"),
-        ("def safe_distance(u, v, eps=1e-7):  # eps added to the difference (pairwise_distance)\n"
-         "    return torch.sqrt(((u - v + eps) ** 2).sum(dim=1))\n",
-         "gradient at equal rows should be 0, as torch.linalg.norm's is"),
+        ("def per_class_recall(logits, labels, num_classes):  # precision: divides by predictions\n"
+         "    predicted = logits.argmax(dim=1)\n"
+         "    return [(labels[predicted == c] == c).float().mean().item()\n"
+         "            for c in range(num_classes)]\n",
+         "its recall is 0.75; you gave 0.5"),
+        ("def per_class_recall(logits, labels, num_classes):  # the accuracy, for every class\n"
+         "    accuracy = (logits.argmax(dim=1) == labels).float().mean().item()\n"
+         "    return [accuracy] * num_classes\n",
+         "its recall is 0.75; you gave 0.5"),
+        ("def per_class_recall(logits, labels, num_classes):  # positive score = a hit\n"
+         "    return [(logits[labels == c, c] > 0).float().mean().item()\n"
+         "            for c in range(num_classes)]\n",
+         "its recall is 0.75; you gave 0 "),
+        ("def per_class_recall(logits, labels, num_classes):  # divides by all examples\n"
+         "    predicted = logits.argmax(dim=1)\n"
+         "    return [((predicted == c) & (labels == c)).sum().item() / len(labels)\n"
+         "            for c in range(num_classes)]\n",
+         "its recall is 0.75; you gave 0.375"),
     ],
 }

@@ -143,7 +143,7 @@ def test_the_stated_reading_time_is_read_and_checked_against_the_measure(tmp_pat
 # The pages that issue 43's reading pass has not yet brought within the budgets. Each must
 # still be over one (a page that meets them all leaves the set: the set cannot go stale);
 # every other page must meet them all and state its reading time.
-NOT_YET = {"05_debugging", "zh/05_debugging"}
+NOT_YET = set()
 PAGES = chapters(BOOK) + chapters(BOOK / "zh")
 
 
