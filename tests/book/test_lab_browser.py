@@ -110,6 +110,9 @@ def test_a_learner_runs_and_saves_chapter_01_and_no_command_loses_it(tmp_path, m
             page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
             page.wait_for_selector(".jp-OutputArea-output:has-text(' held')", state="attached",
                                    timeout=180_000)  # off screen is fine: it is on the page
+            # the last exercise's check ran (a folded cell: its output is on the page)
+            page.wait_for_selector(".jp-OutputArea-output:has-text('Exercise ex01-3: passed')",
+                                   state="attached", timeout=180_000)
             # every code cell numbered: the kernel is also idle for a moment between two cells
             # of "Run All", so the status alone does not say that the last cell has run (a
             # folded solution shows no prompt; the saved notebook says that it ran too)
