@@ -5,11 +5,14 @@ must raise; evidence from the world with it must pass (the positive control)."""
 from __future__ import annotations
 
 import os
+import random
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset, get_worker_info
+from torch.utils.data._utils.worker import _generate_state
 
 from helpers import SequenceDataset, make_color_images, worker_context
 from tests.chapters.chapter_code import chapter_function, one_thread  # noqa: F401 (a fixture)
@@ -127,6 +130,16 @@ def test_c07_too_few_batches_per_epoch() -> None:
         _c07()(speed, batches, cores)
 
 
+def test_c07_a_quarter_more_past_the_cores() -> None:
+    """Throughput that still gains 30 % from 16 to 32 workers on 16 CPUs: not a knee."""
+    cores = 16
+    batches = {w: 8 * max(w, 2) for w in _grid(cores)}
+    speed = _machine(cores, cores, batches)
+    _c07()(speed, batches, cores)  # positive control
+    with pytest.raises(AssertionError, match="a quarter or more"):
+        _c07()({**speed, 2 * cores: 1.3 * speed[cores]}, batches, cores)
+
+
 def test_c07_grid_must_reach_twice_the_cores() -> None:
     batches = {w: 8 * max(w, 2) for w in (0, 1, 2, 4)}
     speed = _machine(8, 8, batches)
@@ -148,6 +161,25 @@ def test_c07_usable_cpus_reads_the_cgroup_quota(tmp_path, cpu_max: str,
     (v1 / "cpu" / "cpu.cfs_quota_us").write_text("100000\n")
     (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
     assert usable_cpus(str(v1)) == 1
+
+
+def test_c07_usable_cpus_reads_a_parent_cgroup_quota(tmp_path) -> None:
+    """cgroup v2 without a cgroup namespace: the process sits in /a/b below the mount, and the
+    quota is set on its parent /a (a systemd slice, say), not at the mount's root."""
+    usable_cpus = chapter_function(STEM, "usable_cpus", os=os)
+    unlimited = usable_cpus(str(tmp_path / "missing"))
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    (tmp_path / "a" / "cpu.max").write_text("100000 100000\n")
+    (tmp_path / "a" / "b" / "cpu.max").write_text("max 100000\n")
+    membership = tmp_path / "cgroup"
+    membership.write_text("0::/a/b\n")
+    assert usable_cpus(str(tmp_path), str(membership)) == 1
+    membership.write_text("0::/\n")  # in a cgroup namespace: its own cgroup is the mount
+    assert usable_cpus(str(tmp_path), str(membership)) == unlimited
+    (tmp_path / "a" / "b" / "cpu.max").write_text("50000 100000\n")
+    membership.write_text("0::/a/b\n")
+    assert usable_cpus(str(tmp_path), str(membership)) == 1
 
 
 # C08: random validation transform ---------------------------------------------------------
@@ -198,6 +230,10 @@ def _base_seed(generator: torch.Generator | None) -> int:
     return torch.empty((), dtype=torch.int64).random_(generator=generator).item()
 
 
+def _c09():
+    return chapter_function(STEM, "verdict_c09", random=random, _generate_state=_generate_state)
+
+
 def _hashes(seed: int | None, generator_seed: int | None = None, workers: int = 2,
             seeding: str = "pytorch") -> list[str]:
     """Batches of a dataset adding torch noise to item i, 2 epochs of 4 batches of 4 items."""
@@ -209,6 +245,9 @@ def _hashes(seed: int | None, generator_seed: int | None = None, workers: int = 
         base = _base_seed(generator if seeding != "generator ignored" else None)
         streams = [torch.Generator().manual_seed(0 if seeding == "constant" else base + i)
                    for i in range(workers)]
+        if seeding == "entropy":  # each worker seeds itself from the operating system
+            for stream in streams:
+                stream.seed()
         for b in range(4):
             items = []
             for i in range(4 * b, 4 * b + 4):
@@ -235,8 +274,25 @@ def _noise(reseed: bool = False, seed: int = 0, state: str = "copied") -> list[t
     return batches
 
 
-def _evidence(seeding: str = "pytorch") -> dict:
+def _worker_rows(main_seed: int, numpy: str = "pytorch") -> tuple[list[dict], int]:
+    """What WhatTheWorkerSees reports from 2 workers of a loader whose generator is seeded 7,
+    after random and NumPy were seeded `main_seed` in the main process; numpy="inherited": the
+    workers keep the main process's NumPy state (forked workers before torch 1.9)."""
+    base = _base_seed(torch.Generator().manual_seed(7))
+    rows = []
+    for i in range(2):
+        state = (np.random.RandomState(_generate_state(base, i)) if numpy == "pytorch"
+                 else np.random.RandomState(main_seed))
+        rows.append({"worker": i, "info_seed": base + i, "torch_seed": base + i,
+                     "random": random.Random(base + i).random(), "numpy": state.random_sample()})
+    return rows, base
+
+
+def _evidence(seeding: str = "pytorch", numpy: str = "pytorch") -> dict:
+    (rows, base), (rows_again, _) = _worker_rows(1, numpy), _worker_rows(2, numpy)
     return {
+        "worker_rows": (rows, rows_again),
+        "base": base,
         "seeded": (_hashes(0, seeding=seeding), _hashes(0, seeding=seeding)),
         "unseeded": (_hashes(None, seeding=seeding), _hashes(None, seeding=seeding)),
         "generator": (_hashes(1, 7, seeding=seeding), _hashes(2, 7, seeding=seeding)),
@@ -248,7 +304,7 @@ def _evidence(seeding: str = "pytorch") -> dict:
 
 
 def test_c09_positive_control() -> None:
-    chapter_function(STEM, "verdict_c09")(**_evidence())
+    _c09()(**_evidence())
 
 
 def test_c09_positive_control_real_workers() -> None:
@@ -277,32 +333,53 @@ def test_c09_positive_control_real_workers() -> None:
 
 def test_c09_workers_seeded_with_a_constant() -> None:
     """Every worker seeded with one fixed number: the main seed changes nothing."""
-    verdict = chapter_function(STEM, "verdict_c09")
+    verdict = _c09()
     with pytest.raises(AssertionError, match="not reseeded, yet two runs are equal"):
         verdict(**_evidence("constant"))
 
 
+def test_c09_workers_seeded_from_entropy() -> None:
+    """The world the old statement described: without a worker_init_fn (or a seeded generator)
+    the workers' global generators are not reproducible, even with torch seeded in the main
+    process."""
+    verdict = _c09()
+    with pytest.raises(AssertionError, match="main process seeded, yet two runs differ"):
+        verdict(**_evidence("entropy"))
+
+
+def test_c09_workers_inherit_the_main_numpy_state() -> None:
+    """Workers that do not seed NumPy (forked workers before torch 1.9): they draw from the main
+    process's NumPy state, so main-process NumPy seeds change what they draw, and both workers
+    draw the same numbers."""
+    verdict = _c09()
+    with pytest.raises(AssertionError, match="changed what the workers drew"):
+        verdict(**_evidence(numpy="inherited"))
+    rows, base = _worker_rows(1, "inherited")
+    with pytest.raises(AssertionError, match="NumPy not seeded"):  # even with one main seed
+        verdict(**{**_evidence(), "worker_rows": (rows, rows), "base": base})
+
+
 def test_c09_generator_ignored() -> None:
-    verdict = chapter_function(STEM, "verdict_c09")
+    verdict = _c09()
     with pytest.raises(AssertionError, match="same generator= seed"):
         verdict(**_evidence("generator ignored"))
 
 
 def test_c09_stream_independent_of_num_workers() -> None:
     """Seeding per sample (base + index) instead of per worker: 2 and 3 workers agree."""
-    verdict = chapter_function(STEM, "verdict_c09")
+    verdict = _c09()
     with pytest.raises(AssertionError, match="2 and 3 workers"):
         verdict(**_evidence("per sample"))
 
 
 def test_c09_dataset_state_not_copied() -> None:
-    verdict = chapter_function(STEM, "verdict_c09")
+    verdict = _c09()
     with pytest.raises(AssertionError, match="did not duplicate"):
         verdict(**{**_evidence(), "copied": _noise(state="shared")})
 
 
 def test_c09_worker_init_fn_that_does_not_reseed() -> None:
-    verdict = chapter_function(STEM, "verdict_c09")
+    verdict = _c09()
     with pytest.raises(AssertionError, match="workers still duplicate"):
         verdict(**{**_evidence(), "fixed": (_noise(), _noise())})
 
@@ -349,8 +426,8 @@ def _raw_spread(images: torch.Tensor) -> list[float]:
 
 
 def _preprocessors(train_x: torch.Tensor) -> dict[str, object]:
-    """The chapter's own `preprocess` (with the training images' statistics) and three broken
-    variants of it: each still gives the right tensor for RGB input told RGB."""
+    """The chapter's own `preprocess` (with the training images' statistics) and broken
+    variants of it: each still gives the right tensor for the training images told RGB."""
     pixels = train_x.permute(0, 3, 1, 2).float() / 255
     mean, std = pixels.mean(dim=(0, 2, 3)), pixels.std(dim=(0, 2, 3))
 
@@ -384,50 +461,70 @@ def _preprocessors(train_x: torch.Tensor) -> dict[str, object]:
             raise ValueError(channel_order)
         return normalize(images)
 
+    def per_batch(images: torch.Tensor, *, channel_order: str) -> torch.Tensor:
+        """Normalizes with the statistics of whatever batch it is given: mean 0 and spread 1
+        on the training images, another input for the same image elsewhere."""
+        if channel_order not in ("RGB", "BGR"):
+            raise ValueError(channel_order)
+        images = images.flip(-1) if channel_order == "BGR" else images
+        x = images.permute(0, 3, 1, 2).float() / 255
+        return (x - x.mean(dim=(0, 2, 3), keepdim=True)) / x.std(dim=(0, 2, 3), keepdim=True)
+
+    def statistics_flipped(images: torch.Tensor, *, channel_order: str) -> torch.Tensor:
+        """Never reorders the channels: told BGR, it normalizes each channel with the flipped
+        statistics, so the output is normalized but still in BGR order."""
+        if channel_order not in ("RGB", "BGR"):
+            raise ValueError(channel_order)
+        m, s = (mean.flip(0), std.flip(0)) if channel_order == "BGR" else (mean, std)
+        return (images.permute(0, 3, 1, 2).float() / 255 - m[:, None, None]) / s[:, None, None]
+
     return {"chapter": chapter_function(STEM, "preprocess", CHANNEL_MEAN=mean, CHANNEL_STD=std),
             "defaulted": defaulted, "optional normalization": optional_normalization,
-            "flipped after": flipped_after, "ignores order": ignores_order}
+            "flipped after": flipped_after, "ignores order": ignores_order,
+            "per batch": per_batch, "statistics flipped": statistics_flipped}
 
 
 def _c10_evidence(variant: str = "chapter") -> tuple:
     """The verdict's evidence with one preprocessing function: the accuracies of a small
     classifier, the unnormalized spread, and what the chapter's preprocess_guarantees reads
-    off the function."""
+    off the function (fitted on one set of images, tried on another)."""
     images, _ = make_color_images(200, size=16, seed=0)
+    unseen, _ = make_color_images(100, size=16, seed=1)
     guarantees = chapter_function(STEM, "preprocess_guarantees")
-    refused, stats = guarantees(_preprocessors(images)[variant], images)
-    return _color_accuracy(channel_symmetric=False), _raw_spread(images), refused, stats
+    refused, stats, consistent = guarantees(_preprocessors(images)[variant], images, unseen)
+    return (_color_accuracy(channel_symmetric=False), _raw_spread(images), refused, stats,
+            consistent)
 
 
 def test_c10_model_blind_to_channel_order() -> None:
     verdict = chapter_function(STEM, "verdict_c10")
-    accuracy, spread, refused, stats = _c10_evidence()
-    verdict(accuracy, spread, refused, stats)  # positive control
+    accuracy, spread, refused, stats, consistent = _c10_evidence()
+    verdict(accuracy, spread, refused, stats, consistent)  # positive control
     with pytest.raises(AssertionError):
-        verdict(_color_accuracy(channel_symmetric=True), spread, refused, stats)
+        verdict(_color_accuracy(channel_symmetric=True), spread, refused, stats, consistent)
 
 
 def test_c10_shared_function_that_ignores_the_channel_order() -> None:
     verdict = chapter_function(STEM, "verdict_c10")
-    accuracy, spread, refused, stats = _c10_evidence("ignores order")
+    accuracy, spread, refused, stats, consistent = _c10_evidence("ignores order")
     broken = {**accuracy, "shared preprocess, told BGR": accuracy["BGR fed as if RGB"]}
     with pytest.raises(AssertionError):
-        verdict(broken, spread, refused, stats)
+        verdict(broken, spread, refused, stats, consistent)
     with pytest.raises(AssertionError, match="told BGR"):  # its output alone gives it away
-        verdict(accuracy, spread, refused, stats)
+        verdict(accuracy, spread, refused, stats, consistent)
 
 
 def test_c10_data_already_at_the_trained_scale() -> None:
     """Images whose pixels already have unit spread: skipping the normalization changes the
     scale by nothing, so the claim about a change of scale must not pass."""
     verdict = chapter_function(STEM, "verdict_c10")
-    accuracy, _, refused, stats = _c10_evidence()
+    accuracy, _, refused, stats, consistent = _c10_evidence()
     standard = torch.randn(200, 3, 16, 16)  # unit spread before any normalization
     spread = (standard.std(dim=(0, 2, 3)) / ((standard - standard.mean(dim=(0, 2, 3),
                                                                        keepdim=True))
               / standard.std(dim=(0, 2, 3), keepdim=True)).std(dim=(0, 2, 3))).tolist()
     with pytest.raises(AssertionError, match="changes little"):
-        verdict(accuracy, spread, refused, stats)
+        verdict(accuracy, spread, refused, stats, consistent)
 
 
 def test_c10_channel_order_defaulted_and_unchecked() -> None:
@@ -453,6 +550,29 @@ def test_c10_flipped_after_normalizing() -> None:
         verdict(*_c10_evidence("flipped after"))
 
 
+def test_c10_normalizes_with_the_batch_statistics() -> None:
+    """Each batch normalized with its own statistics: mean 0 and spread 1 on the training
+    images, as the chapter's function gives, but an image served alone (or in another batch)
+    gets another input than in training."""
+    verdict = chapter_function(STEM, "verdict_c10")
+    evidence = _c10_evidence("per batch")
+    means, stds = evidence[3]["RGB"]
+    assert all(abs(m) < 1e-3 for m in means) and all(abs(s - 1) < 1e-3 for s in stds)
+    with pytest.raises(AssertionError, match="one image alone as in a batch"):
+        verdict(*evidence)
+
+
+def test_c10_statistics_flipped_instead_of_channels() -> None:
+    """Told BGR, the channels keep BGR order and are normalized with the flipped statistics:
+    the output is normalized, but it is not the tensor the RGB image gives."""
+    verdict = chapter_function(STEM, "verdict_c10")
+    evidence = _c10_evidence("statistics flipped")
+    means, stds = evidence[3]["BGR"]
+    assert all(abs(m) < 1e-3 for m in means) and all(abs(s - 1) < 1e-3 for s in stds)
+    with pytest.raises(AssertionError, match="told BGR, the same tensor as RGB"):
+        verdict(*evidence)
+
+
 # C44: pinned memory (GPU only: a simulated machine) ----------------------------------------
 
 def test_c44_pinning_that_does_not_pin() -> None:
@@ -472,6 +592,19 @@ def test_c44_pinning_that_does_not_pin() -> None:
         verdict({"pageable": 10.0, "pinned": 25.0}, returns, {"pinned": False, "pageable": False})
 
 
+def test_c44_pageable_copy_that_returns_at_once() -> None:
+    """A world where non_blocking=True made a copy from pageable memory asynchronous too: then
+    'asynchronous only from pinned memory' is false."""
+    verdict = chapter_function(STEM, "verdict_c44_bandwidth")
+    returns = {("pageable", False): 5.0, ("pageable", True): 4.6, ("pinned", False): 2.5,
+               ("pinned", True): 0.02}
+    verdict({"pageable": 10.0, "pinned": 25.0}, returns,
+            {"pinned": True, "pageable": False})  # positive control
+    with pytest.raises(AssertionError, match="from pageable memory, non_blocking=True returned"):
+        verdict({"pageable": 10.0, "pinned": 25.0}, {**returns, ("pageable", True): 0.03},
+                {"pinned": True, "pageable": False})
+
+
 def test_pin_memory_check_on_machines_that_pin_or_not() -> None:
     """The chapter's check of pin_memory=True: pinned and silent with CUDA, not pinned and a
     warning without an accelerator or on MPS; it fails where the loader did otherwise."""
@@ -482,11 +615,14 @@ def test_pin_memory_check_on_machines_that_pin_or_not() -> None:
               "pinned memory won't be used."]
     check(None, False, none_found)                 # positive controls: a CPU machine,
     check(torch.device("cuda"), True, [])          # a CUDA machine,
-    check(torch.device("mps"), False, on_mps)      # a Mac
+    check(torch.device("mps"), False, on_mps)      # a Mac with torch 2.14,
+    check(torch.device("mps"), True, [])           # a Mac with a release that pins there
     with pytest.raises(AssertionError, match="pinned False"):
         check(torch.device("cuda"), False, none_found)  # a CUDA machine that did not pin
-    with pytest.raises(AssertionError, match="pinned True"):
-        check(torch.device("mps"), True, [])  # "on a GPU machine the batch comes back pinned"
+    with pytest.raises(AssertionError, match="won't be used"):
+        check(torch.device("mps"), True, on_mps)  # pinned, yet warned that it would not pin
+    with pytest.raises(AssertionError, match=r"\[\]"):
+        check(torch.device("mps"), False, [])  # declined to pin without a word
     with pytest.raises(AssertionError, match=r"\[\]"):
         check(None, False, [])  # a loader that ignored pin_memory without a word
 
@@ -505,24 +641,94 @@ def test_c44_epoch_without_the_saving() -> None:
                                                    "pinned": False}})
 
 
+def test_c44_pinning_that_speeds_no_copy() -> None:
+    """A world where pinning makes the copy no faster: non_blocking=True still returns at once
+    (the copy is queued), so the wait in .to() alone cannot tell; the blocking copy of a pinned
+    batch takes as long as a pageable one, and the verdict must fail on it."""
+    verdict = chapter_function(STEM, "verdict_c44_epoch")
+    runs = {"pageable": {"wait_ms": 1.2, "epoch_ms": 40.0, "pinned": False},
+            "pinned, blocking copy": {"wait_ms": 0.6, "epoch_ms": 35.0, "pinned": True},
+            "pinned + non_blocking": {"wait_ms": 0.05, "epoch_ms": 40.0, "pinned": True}}
+    verdict(runs)  # positive control: the epoch no shorter (the copy is not the slowest stage)
+    with pytest.raises(AssertionError, match="no faster than pageable"):
+        verdict({**runs, "pinned, blocking copy": {**runs["pinned, blocking copy"],
+                                                   "wait_ms": 1.15}})
+
+
 # C60: which way round attention reads a padding mask ---------------------------------------
+
+_RIGHT = {("MultiheadAttention", "~mask"): 0.0, ("MultiheadAttention", "mask"): 1.2,
+          ("scaled_dot_product_attention", "mask"): 0.0,
+          ("scaled_dot_product_attention", "~mask"): 2.2}
+_NAN = {**dict.fromkeys(_RIGHT, False), ("MultiheadAttention", "mask"): True}
+
 
 def test_c60_one_convention_for_both_apis() -> None:
     """A world where both APIs read True the same way (as 'attend'): MultiheadAttention with
     ~mask would then attend to the padding only, and with mask it would be the right one."""
     verdict = chapter_function(STEM, "verdict_c60")
-    right = {("MultiheadAttention", "~mask"): 0.0, ("MultiheadAttention", "mask"): float("inf"),
-             ("scaled_dot_product_attention", "mask"): 0.0,
-             ("scaled_dot_product_attention", "~mask"): 2.2}
-    verdict(right)  # positive control: the conventions the chapter measured
-    same_sense = {**right, ("MultiheadAttention", "~mask"): 1.7,
+    verdict(_RIGHT, _NAN)  # positive control: the conventions the chapter measured
+    same_sense = {**_RIGHT, ("MultiheadAttention", "~mask"): 1.7,
                   ("MultiheadAttention", "mask"): 0.0}
     with pytest.raises(AssertionError):
-        verdict(same_sense)
+        verdict(same_sense, dict.fromkeys(_RIGHT, False))
     with pytest.raises(AssertionError):  # a mask that does not mask at all: padding leaks in
-        verdict({key: 0.5 for key in right})
+        verdict({key: 0.5 for key in _RIGHT}, _NAN)
     with pytest.raises(AssertionError):  # no attention layer looks at the mask's sense
-        verdict(dict.fromkeys(right, 0.0))
+        verdict(dict.fromkeys(_RIGHT, 0.0), dict.fromkeys(_RIGHT, False))
+
+
+def test_c60_nan_from_a_fully_masked_row_is_no_move() -> None:
+    """A world where the wrong sense only turns the row with every key masked into NaN and moves
+    nothing else: the old check read that NaN as a move of inf and passed."""
+    verdict = chapter_function(STEM, "verdict_c60")
+    with pytest.raises(AssertionError, match="key_padding_mask=mask ignored the padding too"):
+        verdict({**_RIGHT, ("MultiheadAttention", "mask"): 0.0}, _NAN)
+    with pytest.raises(AssertionError):  # the right sense, yet NaN at real steps
+        verdict(_RIGHT, {**_NAN, ("MultiheadAttention", "~mask"): True})
+
+
+def _attention_evidence(sdpa_mask_as_is: bool = False) -> tuple[dict, dict]:
+    """The chapter's moved_at_real_steps, mha and sdpa on 4 sequences padded to 4 steps, so
+    that a (batch, length) mask also has the shape (length, length); with sdpa_mask_as_is the
+    mask goes to scaled_dot_product_attention without the reshape to (batch, 1, 1, length)."""
+    torch.manual_seed(0)
+    lens = torch.tensor([4, 2, 3, 4])
+    padded = nn.utils.rnn.pad_sequence([torch.randn(int(n), 8) for n in lens], batch_first=True)
+    mask = torch.arange(padded.shape[1])[None, :] < lens[:, None]
+    refilled = padded.clone()
+    refilled[~mask] = torch.randn(int((~mask).sum()), 8)
+    attention = nn.MultiheadAttention(embed_dim=8, num_heads=2, batch_first=True).eval()
+    mha = chapter_function(STEM, "mha", attention=attention)
+
+    def sdpa_as_is(x: torch.Tensor, attn_mask: torch.Tensor) -> torch.Tensor:
+        q = x[:, None]
+        return torch.nn.functional.scaled_dot_product_attention(q, q, q,
+                                                                attn_mask=attn_mask)[:, 0]
+
+    sdpa = sdpa_as_is if sdpa_mask_as_is else chapter_function(STEM, "sdpa")
+    moved_at = chapter_function(STEM, "moved_at_real_steps", padded=padded, refilled=refilled,
+                                mask=mask, lens=lens, device=torch.device("cpu"))
+    results = {("MultiheadAttention", "~mask"): moved_at(mha, ~mask),
+               ("MultiheadAttention", "mask"): moved_at(mha, mask),
+               ("scaled_dot_product_attention", "mask"): moved_at(sdpa, mask),
+               ("scaled_dot_product_attention", "~mask"): moved_at(sdpa, ~mask)}
+    return ({key: m for key, (m, _) in results.items()},
+            {key: n for key, (_, n) in results.items()})
+
+
+def test_c60_mask_passed_without_reshaping() -> None:
+    """A (batch, length) mask passed to scaled_dot_product_attention as it is: broadcast as a
+    query x key mask, it raises when the batch size differs from the length and, when they are
+    equal, runs and lets the padding in."""
+    verdict = chapter_function(STEM, "verdict_c60")
+    verdict(*_attention_evidence())  # positive control: the chapter's own sdpa
+    q = torch.randn(4, 1, 16, 8)
+    with pytest.raises(RuntimeError, match="must match"):
+        torch.nn.functional.scaled_dot_product_attention(
+            q, q, q, attn_mask=torch.ones(4, 16, dtype=torch.bool))
+    with pytest.raises(AssertionError, match="scaled_dot_product_attention"):
+        verdict(*_attention_evidence(sdpa_mask_as_is=True))
 
 
 # C61: IterableDataset in several workers ---------------------------------------------------
@@ -805,9 +1011,13 @@ def test_c100_a_serving_path_that_differs_everywhere() -> None:
 
 # C103: a model trained on antialiased resizes, served nearest-resized stripes --------------
 
-def _stripe_evidence(serve: str = "nearest", steps: int = 100) -> tuple[dict, dict]:
+COARSE = (8.0, 16.0)  # the chapter's coarse stripe periods, in pixels
+
+
+def _stripe_evidence(serve: str = "nearest", steps: int = 100) -> tuple[dict, dict, list]:
     """The chapter's stripe data and model, trained on antialiased resizes; validation resized
-    as trained and with `serve` (reported under the key "nearest")."""
+    as trained and with `serve` (reported under the key "nearest"), and the strongest period
+    of the fine stripes resized with `serve` (the chapter's stripe_periods)."""
     import math
 
     train_resize, nearest = _resize_functions()
@@ -833,18 +1043,35 @@ def _stripe_evidence(serve: str = "nearest", steps: int = 100) -> tuple[dict, di
         read = {name: model(resize(val_x, (16, 16)).float() / 255 - 0.5).argmax(1)
                 for name, resize in resizes.items()}
     assert math.isfinite(loss.item())
+    periods = chapter_function(STEM, "stripe_periods")(resizes["nearest"](val_x[val_y == 1],
+                                                                          (16, 16)), 4)
     return ({name: (r == val_y).float().mean().item() for name, r in read.items()},
-            {name: (r[val_y == 1] == 0).float().mean().item() for name, r in read.items()})
+            {name: (r[val_y == 1] == 0).float().mean().item() for name, r in read.items()},
+            periods.tolist())
 
 
 def test_c103_serving_with_the_training_resize() -> None:
     verdict = chapter_function(STEM, "verdict_c103")
-    verdict(*_stripe_evidence())  # positive control
+    verdict(*_stripe_evidence(), coarse=COARSE)  # positive control
     with pytest.raises(AssertionError, match="not read as coarse"):
-        verdict(*_stripe_evidence(serve="antialiased"))
+        verdict(*_stripe_evidence(serve="antialiased"), coarse=COARSE)
 
 
 def test_c103_a_model_that_did_not_learn() -> None:
     verdict = chapter_function(STEM, "verdict_c103")
     with pytest.raises(AssertionError, match="did not learn"):
-        verdict(*_stripe_evidence(steps=0))
+        verdict(*_stripe_evidence(steps=0), coarse=COARSE)
+
+
+def test_c103_nearest_that_makes_noise_not_stripes() -> None:
+    """A world where the serving resize turned fine stripes into high-contrast noise, not into
+    coarse stripes, and the model read anything textured as coarse: the model's answers alone
+    would pass; the periods of what the resize made must not."""
+    verdict = chapter_function(STEM, "verdict_c103")
+    accuracy, fine_as_coarse, periods = _stripe_evidence()
+    assert all(COARSE[0] <= p <= COARSE[1] for p in periods), periods  # real nearest: coarse
+    noise = torch.randint(0, 256, (64, 1, 16, 16), dtype=torch.uint8,
+                          generator=torch.Generator().manual_seed(0))
+    noise_periods = chapter_function(STEM, "stripe_periods")(noise, 4).tolist()
+    with pytest.raises(AssertionError, match="did not turn the fine stripes into coarse ones"):
+        verdict(accuracy, fine_as_coarse, noise_periods, coarse=COARSE)
