@@ -5,8 +5,9 @@ MLP on the digits with dropout, AdamW, a per-step learning-rate schedule, shuffl
 NumPy-drawn input noise (with ``--float16``: under float16 autocast with a
 ``torch.amp.GradScaler``), saves a checkpoint every ``--every`` steps, and, when ``DIR``
 already holds a checkpoint, resumes from it. The result (a fingerprint of the final
-weights) is written to ``DIR/final.json``. Killing it at any moment loses at most
-``--every`` steps of work.
+weights, and for each step this process ran the learning rate and AdamW beta1 it used and, with
+``--float16``, whether its update was skipped) is written to ``DIR/final.json``. Killing it at
+any moment loses at most ``--every`` steps of work.
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ def build(seed: int, total_steps: int):
 
 def epoch_batches(dataset, epoch: int, seed: int, start: int = 0):
     """The batches of one epoch, in an order fixed by (seed, epoch), from batch ``start``:
-    a resumed run skips exactly the batches the interrupted run had already used."""
+    a resumed run skips exactly the batches the interrupted run had already used. The
+    generator's seed, ``seed * 1000 + epoch``, is distinct for every pair with epoch < 1000
+    (epoch 1000 of seed 0 would repeat epoch 0 of seed 1)."""
     order = torch.Generator().manual_seed(seed * 1000 + epoch)
     loader = DataLoader(dataset, batch_size=BATCH_SIZE, shuffle=True, drop_last=True,
                         generator=order)
@@ -61,7 +64,10 @@ def train(out: Path, steps: int, every: int, seed: int = 0, stop_after: int | No
           load_scaler: bool = True) -> nn.Module:
     """Train to ``steps`` total steps (or stop after ``stop_after``), checkpointing; with
     ``float16``, under float16 autocast with a GradScaler saved in the checkpoint (and loaded
-    unless ``load_scaler`` is False)."""
+    unless ``load_scaler`` is False). ``final.json`` records, for the steps this call ran,
+    the learning rate and beta1 each used (``"lr"``, ``"beta1"``, read from the optimizer's
+    ``param_groups`` just before its step) and, with ``float16``, the steps whose update the
+    scaler skipped (``"skipped"``: its scale went down)."""
     out.mkdir(parents=True, exist_ok=True)
     ckpt = out / "checkpoint.pt"
     train_set, _ = digits_split(seed=0)
@@ -69,6 +75,7 @@ def train(out: Path, steps: int, every: int, seed: int = 0, stop_after: int | No
     model, optimizer, scheduler = build(seed, steps)
     scaler = make_scaler() if float16 else None
     step = resumed_from = 0
+    ran: dict[str, list] = {"steps_run": [], "lr": [], "beta1": [], "skipped": []}
     if resume and ckpt.exists():
         state = load_checkpoint(ckpt, model=model, scheduler=scheduler,
                                 optimizer=optimizer if load_optimizer else None,
@@ -78,6 +85,10 @@ def train(out: Path, steps: int, every: int, seed: int = 0, stop_after: int | No
         epoch, within = divmod(step, steps_per_epoch)
         for inputs, targets in epoch_batches(train_set, epoch, seed, start=within):
             noise = np.random.normal(0.0, 0.05, inputs.shape).astype(np.float32)
+            group = optimizer.param_groups[0]  # what this step's update uses
+            ran["steps_run"].append(step + 1)
+            ran["lr"].append(group["lr"])
+            ran["beta1"].append(group["betas"][0] if "betas" in group else None)
             optimizer.zero_grad()
             with torch.autocast("cpu", dtype=torch.float16, enabled=float16):
                 loss = nn.functional.cross_entropy(model(inputs + torch.from_numpy(noise)),
@@ -86,9 +97,12 @@ def train(out: Path, steps: int, every: int, seed: int = 0, stop_after: int | No
                 loss.backward()
                 optimizer.step()
             else:  # chapter 07: scale the loss, skip a step whose gradients overflowed
+                scale = scaler.get_scale()
                 scaler.scale(loss).backward()
                 scaler.step(optimizer)
                 scaler.update()
+                if scaler.get_scale() < scale:  # an overflow: this step's update was skipped
+                    ran["skipped"].append(step + 1)
             scheduler.step()
             step += 1
             if print_steps:
@@ -103,9 +117,11 @@ def train(out: Path, steps: int, every: int, seed: int = 0, stop_after: int | No
             break
     if step == steps:
         result = {"fingerprint": fingerprint(model), "resumed_from": resumed_from,
-                  "steps": steps}
+                  "steps": steps, "steps_run": ran["steps_run"], "lr": ran["lr"],
+                  "beta1": ran["beta1"]}
         if scaler is not None:
             result["scale"] = scaler.get_scale()
+            result["skipped"] = ran["skipped"]
         (out / "final.json").write_text(json.dumps(result))
     return model
 
