@@ -22,7 +22,7 @@ _VERSION_RE = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
 class CudaDiagnosis:
     """The outcome of :func:`diagnose_cuda`: a case name, what it means and what to do."""
 
-    case: str  # "cuda-ready", "cpu-wheel" or "driver-or-device"
+    case: str  # "cuda-ready", "cpu-wheel", "other-accelerator" or "driver-or-device"
     summary: str
     advice: str
 
@@ -32,16 +32,19 @@ class CudaDiagnosis:
 
 def diagnose_cuda(
     cuda_build: str | None, is_available: bool, driver_version: str | None,
-    hip_build: str | None = None,
+    hip_build: str | None = None, xpu_build: str | None = None, mps_built: bool = False,
 ) -> CudaDiagnosis:
     """Tell apart the three reasons ``torch.cuda.is_available()`` is what it is.
 
     The inputs are what :func:`read_cuda_facts` reads on the machine: ``torch.version.cuda``
-    (``None`` on a CPU-only wheel), ``torch.cuda.is_available()``, and the NVIDIA driver
+    (``None`` on a build without CUDA), ``torch.cuda.is_available()``, and the NVIDIA driver
     version that ``nvidia-smi`` reports (``None`` when there is no ``nvidia-smi`` or it fails);
     ``hip_build`` is ``torch.version.hip``, set (and ``torch.version.cuda`` ``None``) on a
-    ROCm wheel for AMD GPUs, which ``torch.cuda`` drives too. Passing them in, rather than
-    reading them here, lets the chapter and the tests show every case on any machine.
+    ROCm wheel for AMD GPUs, which ``torch.cuda`` drives too; ``xpu_build`` is
+    ``torch.version.xpu`` (an Intel GPU build) and ``mps_built``
+    ``torch.backends.mps.is_built()`` (a macOS build with Apple's GPUs): a build without CUDA
+    that has one of these is "other-accelerator", not a CPU-only wheel. Passing them in, rather
+    than reading them here, lets the chapter and the tests show every case on any machine.
     """
     if hip_build is not None:
         return _diagnose_rocm(cuda_build, is_available, hip_build)
@@ -58,7 +61,10 @@ def diagnose_cuda(
                 "inconsistent facts: a wheel without CUDA (cuda_build=None) cannot report "
                 "is_available=True"
             )
-        if not driver_version:  # a laptop, a Mac, a CI runner: the CPU wheel is right there
+        other = _other_accelerator(xpu_build, mps_built, driver_version)
+        if other is not None:
+            return other
+        if not driver_version:  # a laptop, a CI runner: the CPU wheel is right there
             return CudaDiagnosis(
                 "cpu-wheel",
                 "this PyTorch is a CPU-only build (torch.version.cuda is None) and no NVIDIA "
@@ -107,6 +113,31 @@ def diagnose_cuda(
     )
 
 
+def _other_accelerator(xpu_build: str | None, mps_built: bool,
+                       driver_version: str | None) -> CudaDiagnosis | None:
+    """:func:`diagnose_cuda` for a build without CUDA made for Intel (XPU) or Apple (MPS) GPUs."""
+    if xpu_build is not None and not isinstance(xpu_build, str):
+        raise TypeError(f"xpu_build must be None or a string, got {xpu_build!r}")
+    if not isinstance(mps_built, bool):
+        raise TypeError(f"mps_built must be a bool, got {type(mps_built).__name__}")
+    if xpu_build:
+        backend = (f"an XPU build for Intel GPUs (torch.version.xpu {xpu_build})",
+                   "use device 'xpu' (torch.xpu.is_available() says whether it works here)")
+    elif mps_built:
+        backend = ("a build with Apple's GPU backend, MPS",
+                   "use device 'mps' (torch.backends.mps.is_available() says whether it works "
+                   "here; the book's pick_device() takes it with BOOK_DEVICE=mps)")
+    else:
+        return None
+    nvidia = (f"; for the NVIDIA GPU of driver {driver_version}, install torch and torchvision "
+              "together from a CUDA wheel index" if driver_version else "")
+    return CudaDiagnosis(
+        "other-accelerator",
+        f"this PyTorch has no CUDA in it (torch.version.cuda is None): it is {backend[0]}, "
+        "which torch.cuda does not drive",
+        backend[1] + nvidia)
+
+
 def _diagnose_rocm(cuda_build: str | None, is_available: bool, hip_build: str) -> CudaDiagnosis:
     """:func:`diagnose_cuda` for a ROCm wheel (``torch.version.hip`` set)."""
     if not isinstance(hip_build, str) or not _VERSION_RE.match(hip_build):
@@ -150,6 +181,8 @@ def read_cuda_facts() -> dict[str, object]:
         "is_available": torch.cuda.is_available(),
         "driver_version": nvidia_driver_version(),
         "hip_build": getattr(torch.version, "hip", None),
+        "xpu_build": getattr(torch.version, "xpu", None),
+        "mps_built": torch.backends.mps.is_built(),
     }
 
 
@@ -262,9 +295,10 @@ def diagnose_torchvision(torch_version: str, torchvision_version: str | None) ->
             fix += (f"\n    or, if torchvision {expected} is not released yet, the torch that "
                     f'pairs with this torchvision, in one command: pip install "torch=={paired}.*" '
                     f'"torchvision=={installed}.*"{index}')
-    return (f"MISMATCH: {pair}: {problem}. A mismatched pair may import fine and still fail, "
-            "at import or at the first compiled operator (e.g. torchvision::nms: "
-            "'operator torchvision::nms does not exist').\n"
+    return (f"MISMATCH: {pair}: {problem}. A mismatched pair fails at import with "
+            "'operator torchvision::nms does not exist' when torchvision's compiled library "
+            "does not load (TORCHVISION_WARN_WHEN_EXTENSION_LOADING_FAILS=1 shows why), or "
+            "imports and is still a pair nobody released or tested together.\n"
             f"  what to do: install torch and torchvision together, in one pip command from "
             f"one index:\n    {fix}")
 
@@ -435,6 +469,7 @@ def environment_report() -> dict[str, str]:
         "torchvision": tv,
         "torch.version.cuda": str(facts["cuda_build"]),
         **({"torch.version.hip": str(facts["hip_build"])} if facts["hip_build"] else {}),
+        **({"torch.version.xpu": str(facts["xpu_build"])} if facts["xpu_build"] else {}),
         "cuda available": str(facts["is_available"]),
         "nvidia driver": str(facts["driver_version"]),
         "cpu threads (torch)": str(torch.get_num_threads()),

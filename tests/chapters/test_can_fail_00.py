@@ -4,6 +4,7 @@ evidence from the real world as a positive control."""
 
 import os
 import platform
+import re
 import traceback
 
 import pytest
@@ -27,7 +28,25 @@ class Misfit(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = torch.relu(self.body(x))
-        return self.head(h)
+        logits = self.head(h)
+        return logits
+
+
+class DeferredMisfit(Misfit):
+    """A world that records the ops in forward and runs them when forward returns (deferred
+    execution flushed at the module boundary): the same error, raised at the return line."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = (torch.relu, self.body)  # recorded, not run
+        logits = (self.head, h)
+        return run_recorded(logits, x)
+
+
+def run_recorded(op, x: torch.Tensor) -> torch.Tensor:
+    if isinstance(op, tuple):
+        outer, inner = op
+        return outer(run_recorded(inner, x))
+    return op(x)
 
 
 class Shrinking(nn.Module):
@@ -50,14 +69,6 @@ class Shrinking(nn.Module):
         return self.head(h)
 
 
-def deferred_run(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """A 'build the graph, then run it' world: forward only records the ops; they run here."""
-    ops = [model.body, torch.relu, model.head]  # the graph, captured before any data flows
-    for op in ops:
-        x = op(x)  # the error surfaces in the executor, not in a line of forward
-    return x
-
-
 def innermost_user_line(err: BaseException) -> str:
     torch_dir = os.path.dirname(torch.__file__) + os.sep  # portable, and a checkout under a
     frames = [f for f in traceback.extract_tb(err.__traceback__)  # .../torch/... path is ours
@@ -74,17 +85,22 @@ def trace_stop_line(model: nn.Module, **concrete) -> str | None:
     return None
 
 
+def frame_in_forward():
+    """The chapter's own function that names the line of forward a traceback points at."""
+    return chapter_function(CHAPTER, "frame_in_forward", os=os, traceback=traceback)
+
+
 def eager_evidence(fixed_steps: int | None = None, deferred: bool = False):
     torch.manual_seed(0)
     net = Shrinking()
     out = net(torch.randn(4, 8), fixed_steps=fixed_steps)
     small = net.last_steps
     out_big = net(100 * torch.randn(4, 8), fixed_steps=fixed_steps)
-    model = Misfit()
+    model = DeferredMisfit() if deferred else Misfit()
     try:
-        deferred_run(model, torch.randn(4, 8)) if deferred else model(torch.randn(4, 8))
+        model(torch.randn(4, 8))
     except RuntimeError as err:
-        message, line = str(err), innermost_user_line(err)
+        message, line = str(err), frame_in_forward()(err).line
     trace_line = trace_stop_line(Shrinking(), fixed_steps=fixed_steps, verbose=False)
     return (small, net.last_steps), [out.shape, out_big.shape], message, line, trace_line
 
@@ -131,10 +147,13 @@ def test_c39_loop_count_fixed_at_capture():
 
 
 def test_c39_error_raised_by_a_deferred_executor():
+    """Ops recorded in forward and run when it returns: the same error, named at forward's last
+    line, which is not the line that caused it (review 00 #15)."""
     verdict = chapter_function(CHAPTER, "verdict_c39")
     loop_steps, shapes, message, line, trace_line = eager_evidence(deferred=True)
     assert "4x16" in message  # the same error ...
-    with pytest.raises(AssertionError, match="x = op"):  # ... raised at the executor's line
+    assert line.strip() == "return run_recorded(logits, x)"  # ... at the return line
+    with pytest.raises(AssertionError, match="return run_recorded"):
         verdict(loop_steps, shapes, message, line, trace_line)
 
 
@@ -158,7 +177,7 @@ def wheel_first_diagnosis(cuda_build, is_available, driver_version):
 
 
 def machine_evidence():
-    facts = read_cuda_facts()
+    facts = read_cuda_facts()  # on this machine; the chapter's cell reads the same
     here = diagnose_cuda(**facts)
     outcome = chapter_function(CHAPTER, "try_a_cuda_kernel")()
     return (torch.version.cuda, getattr(torch.version, "hip", None),
@@ -203,6 +222,33 @@ def test_c38_prediction_contradicted_by_the_kernel():
             "AssertionError: Torch not compiled with CUDA enabled")
 
 
+def test_c38_old_driver_advice_without_the_minimum_driver():
+    """The old driver's advice swapped for the no-driver advice: both mention 'driver', only
+    one names the minimum (525 for CUDA 12.x) that the chapter states (review 00 #13)."""
+    verdict = chapter_function(CHAPTER, "verdict_c38")
+    cases = ["cpu-wheel", "cuda-ready", "driver-or-device", "driver-or-device"]
+    no_driver = diagnose_cuda("12.8", False, None).advice
+    assert "driver" in no_driver and "525" not in no_driver
+    with pytest.raises(AssertionError):
+        verdict(cases, no_driver, *machine_evidence())
+    verdict(cases, diagnose_cuda(*REPORTS[3]).advice, *machine_evidence())  # the control
+
+
+def test_c38_driver_case_whose_kernel_says_not_compiled():
+    """A 'driver-or-device' diagnosis on a CUDA build whose kernel says the build has no CUDA:
+    exactly what the claim says cannot happen (review 00 #13)."""
+    verdict = chapter_function(CHAPTER, "verdict_c38")
+    cases = ["cpu-wheel", "cuda-ready", "driver-or-device", "driver-or-device"]
+    advice = diagnose_cuda(*REPORTS[3]).advice
+    with pytest.raises(AssertionError):
+        verdict(cases, advice, "13.0", None, True, "driver-or-device",
+                "AssertionError: Torch not compiled with CUDA enabled")
+    verdict(cases, advice, "13.0", None, True, "driver-or-device",  # no driver: the control
+            "RuntimeError: Found no NVIDIA driver on your system.")
+    verdict(cases, advice, None, None, False, "other-accelerator",  # an XPU or MPS build
+            "AssertionError: Torch not compiled with CUDA enabled")
+
+
 # C46: the check tells the Python cases apart and reads torch's own metadata ---------------
 
 PYTHON_REPORTS = [("3.12.3", ">=3.10", ("3.10", "3.11", "3.12", "3.13")),
@@ -216,13 +262,17 @@ def python_evidence(check=diagnose_python):
     return [d.case for d in diagnoses], diagnoses[1].advice
 
 
+LISTED = ("3.10", "3.11", "3.12", "3.13", "3.14")
+
+
 def test_c46_positive_control():
     verdict = chapter_function(CHAPTER, "verdict_c46")
     cases, advice = python_evidence()
     requires, listed = torch_python_metadata()
     here = diagnose_python(platform.python_version(), requires, listed)
-    verdict(cases, advice, requires, here.case)
-    verdict(cases, advice, None, "unknown")  # an environment without Requires-Python
+    verdict(cases, advice, requires, listed, platform.python_version(), here.case)
+    verdict(cases, advice, None, (), "3.12.3", "unknown")  # no Requires-Python
+    verdict(cases, advice, ">=3.10", LISTED, "3.15.0", "not-listed")  # newer than the release
 
 
 def major_only(python, requires, listed=()):
@@ -246,7 +296,24 @@ def test_c46_a_check_that_misses_a_case(broken):
     cases, advice = python_evidence(broken)
     assert cases != ["fits", "does-not-fit", "not-listed", "unknown"]
     with pytest.raises(AssertionError):
-        verdict(cases, advice, ">=3.10", "fits")
+        verdict(cases, advice, ">=3.10", LISTED, "3.12.3", "fits")
+
+
+def test_c46_classifiers_never_read():
+    """A metadata reader that drops the classifiers: Python 3.15 diagnosed as fitting, where the
+    release names 3.10 to 3.14 (review 00 #14)."""
+    verdict = chapter_function(CHAPTER, "verdict_c46")
+    cases, advice = python_evidence()
+    unread = diagnose_python("3.15.0", ">=3.10", ())
+    assert unread.case == "fits"
+    with pytest.raises(AssertionError, match="no Python classifiers"):
+        verdict(cases, advice, ">=3.10", (), "3.15.0", unread.case)
+    with pytest.raises(AssertionError):  # classifiers read, but the case ignores them
+        verdict(cases, advice, ">=3.10", LISTED, "3.15.0", "fits")
+    with pytest.raises(AssertionError):  # a named Python called not-listed
+        verdict(cases, advice, ">=3.10", LISTED, "3.12.3", "not-listed")
+    read = diagnose_python("3.15.0", ">=3.10", LISTED)
+    verdict(cases, advice, ">=3.10", LISTED, "3.15.0", read.case)  # the control
 
 
 def test_c46_here_guessed_or_not_read():
@@ -254,32 +321,75 @@ def test_c46_here_guessed_or_not_read():
     verdict = chapter_function(CHAPTER, "verdict_c46")
     cases, advice = python_evidence()
     with pytest.raises(AssertionError):
-        verdict(cases, advice, None, "fits")
+        verdict(cases, advice, None, (), "3.12.3", "fits")
     with pytest.raises(AssertionError):
-        verdict(cases, advice, ">=3.10", "unknown")
+        verdict(cases, advice, ">=3.10", LISTED, "3.12.3", "unknown")
     with pytest.raises(AssertionError):  # advice that does not say what to do
-        verdict(cases, "upgrade", ">=3.10", "fits")
+        verdict(cases, "upgrade", ">=3.10", LISTED, "3.12.3", "fits")
 
 
-# C47: a wheel's +suffix agrees with torch.version.cuda / torch.version.hip ----------------
+# C47: a wheel's +suffix agrees with torch.version; Linux x86-64 / Windows wheels carry it ----
+
+def c47_verdict():
+    return chapter_function(CHAPTER, "verdict_c47", re=re)
+
 
 def test_c47_positive_control_this_wheel_and_others():
-    verdict = chapter_function(CHAPTER, "verdict_c47")
-    verdict(torch.__version__, torch.version.cuda, getattr(torch.version, "hip", None))
-    verdict("2.11.0+cu128", "12.8", None)
-    verdict("2.14.1+cpu", None, None)
-    verdict("2.9.1+rocm6.4", None, "6.4.43482-0f2d60242")
-    verdict("2.14.1", "13.0", None)  # PyPI's Linux wheel: no suffix, CUDA inside
+    verdict = c47_verdict()
+    import importlib.metadata
+    verdict(torch.__version__, importlib.metadata.version("torch"), torch.version.cuda,
+            getattr(torch.version, "hip", None), getattr(torch.version, "xpu", None), False)
+    verdict("2.14.1+cu130", "2.14.1", "13.0", None, None, True)  # PyPI's Linux wheel
+    verdict("2.11.0+cu128", "2.11.0+cu128", "12.8", None, None, True)  # download.pytorch.org
+    verdict("2.14.1+cpu", "2.14.1+cpu", None, None, None, True)
+    verdict("2.3.0+cpu.cxx11.abi", "2.3.0+cpu.cxx11.abi", None, None, None, True)
+    verdict("2.9.1+rocm6.4", "2.9.1+rocm6.4", None, "6.4.43482-0f2d60242", None, True)
+    verdict("2.6.0+rocm6.2.4", "2.6.0+rocm6.2.4", None, "6.2.41134-65d174c3e", None, True)
+    verdict("2.14.1+xpu", "2.14.1+xpu", None, None, "20250101", True)
+    verdict("2.14.1", "2.14.1", None, None, None, False)  # a macOS wheel: no suffix
+    verdict("2.15.0a0+git1a2b3c4", "2.15.0a0+git1a2b3c4", "13.0", None, None, True)  # source
 
 
-@pytest.mark.parametrize("version, cuda, hip", [
-    ("2.14.1+cu130", None, None),  # a suffix that promises CUDA on a build without it
-    ("2.14.1+cu128", "13.0", None),  # the suffix names another CUDA than the build has
-    ("2.14.1+cpu", "12.8", None),  # a +cpu wheel that reports CUDA
-    ("2.9.1+rocm6.4", None, "6.2.41133"),  # the suffix names another ROCm
-    ("2.9.1+rocm6.4", None, None),
+@pytest.mark.parametrize("version, dist, cuda, hip, xpu", [
+    ("2.14.1+cu130", "2.14.1", None, None, None),  # a suffix that promises CUDA, none there
+    ("2.14.1+cu128", "2.14.1", "13.0", None, None),  # the suffix names another CUDA
+    ("2.14.1+cpu", "2.14.1", "12.8", None, None),  # a +cpu wheel that reports CUDA
+    ("2.9.1+rocm6.4", "2.9.1", None, "6.2.41133", None),  # the suffix names another ROCm
+    ("2.9.1+rocm6.4", "2.9.1", None, None, None),
+    ("2.9.1+rocm6.4", "2.9.1", None, "6.41.0", None),  # equal only as a string prefix
+    ("2.14.1+xpu", "2.14.1", None, None, None),  # +xpu on a build without XPU
+    ("2.14.1+cu130", "2.14.1+cu128", "13.0", None, None),  # pip's suffix differs
 ])
-def test_c47_suffix_and_build_disagree(version, cuda, hip):
-    verdict = chapter_function(CHAPTER, "verdict_c47")
+def test_c47_suffix_and_build_disagree(version, dist, cuda, hip, xpu):
+    verdict = c47_verdict()
     with pytest.raises(AssertionError):
-        verdict(version, cuda, hip)
+        verdict(version, dist, cuda, hip, xpu, True)
+
+
+def test_c47_linux_wheel_without_a_suffix():
+    """The chapter's old statement, 'PyPI's wheels carry no suffix': a pip-installed Linux
+    x86-64 release whose torch.__version__ has none (review 00 #1, #12)."""
+    verdict = c47_verdict()
+    with pytest.raises(AssertionError, match="without a suffix"):
+        verdict("2.14.1", "2.14.1", "13.0", None, None, True)
+    verdict("2.14.1+cu130", "2.14.1", "13.0", None, None, True)  # what PyPI's wheel has
+
+
+# ex00-2: the probe sees the mode predict leaves the model in ---------------------------------
+
+def always_train_predict(model, x):
+    """A planted wrong answer: evaluation mode inside, training mode after, whatever it was."""
+    model.eval()
+    with torch.no_grad():
+        out = model(x.to(next(model.parameters()).device)).argmax(dim=1).cpu().numpy()
+    model.train()
+    return out
+
+
+def test_ex00_2_probe_sees_an_eval_model_left_training():
+    solution = chapter_function(CHAPTER, "predict")
+    for predict, left_eval in ((always_train_predict, False), (solution, True)):
+        probe = chapter_function(CHAPTER, "probe_ex00_2", predict=predict)
+        seen = probe(torch.randn(16, 8))
+        assert seen["left_training"] and seen["tracked"] == [False]
+        assert seen["left_eval"] is left_eval, (predict.__name__, seen)

@@ -215,9 +215,11 @@ def test_read_cuda_facts_on_a_cuda_machine(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.version, "cuda", "12.8")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.version, "hip", None)
+    monkeypatch.setattr(torch.version, "xpu", None)
+    monkeypatch.setattr(torch.backends.mps, "is_built", lambda: False)
     facts = read_cuda_facts()
     assert facts == {"cuda_build": "12.8", "is_available": True, "driver_version": "570.124.06",
-                     "hip_build": None}
+                     "hip_build": None, "xpu_build": None, "mps_built": False}
     assert diagnose_cuda(**facts).case == "cuda-ready"
 
 
@@ -226,9 +228,11 @@ def test_read_cuda_facts_on_a_cpu_wheel_without_a_driver(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.version, "cuda", None)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(torch.version, "hip", None)
+    monkeypatch.setattr(torch.version, "xpu", None)
+    monkeypatch.setattr(torch.backends.mps, "is_built", lambda: False)
     facts = read_cuda_facts()
     assert facts == {"cuda_build": None, "is_available": False, "driver_version": None,
-                     "hip_build": None}
+                     "hip_build": None, "xpu_build": None, "mps_built": False}
     assert diagnose_cuda(**facts).case == "cpu-wheel"
 
 
@@ -246,6 +250,30 @@ def test_read_cuda_facts_on_a_rocm_wheel(tmp_path, monkeypatch):
     assert report["torch.version.hip"] == "6.2.41133"
 
 
+def test_read_cuda_facts_on_an_xpu_or_mps_build(tmp_path, monkeypatch):
+    """A build without CUDA is not always a CPU-only one (review 00 #9): an XPU build sets
+    torch.version.xpu, a macOS build has MPS; neither is diagnosed as 'the CPU runs the code'."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi
+    monkeypatch.setattr(torch.version, "cuda", None)
+    monkeypatch.setattr(torch.version, "hip", None)
+    monkeypatch.setattr(torch.version, "xpu", "20250101")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_built", lambda: False)
+    facts = read_cuda_facts()
+    assert facts["xpu_build"] == "20250101" and facts["mps_built"] is False
+    xpu = diagnose_cuda(**facts)
+    assert xpu.case == "other-accelerator" and "XPU" in xpu.summary and "xpu" in xpu.advice
+    assert "CPU-only" not in xpu.summary and "the CPU runs the code" not in xpu.summary
+    assert environment_report()["torch.version.xpu"] == "20250101"
+    monkeypatch.setattr(torch.version, "xpu", None)
+    monkeypatch.setattr(torch.backends.mps, "is_built", lambda: True)
+    mps = diagnose_cuda(**read_cuda_facts())
+    assert mps.case == "other-accelerator" and "MPS" in mps.summary and "mps" in mps.advice
+    assert diagnose_cuda(None, False, "550.54", mps_built=False).case == "cpu-wheel"
+    with pytest.raises(ValueError, match="inconsistent"):
+        diagnose_cuda(None, True, None, xpu_build="20250101")
+
+
 def test_rocm_wheel_without_a_gpu_points_at_the_driver():
     d = diagnose_cuda(None, False, None, hip_build="6.2")
     assert d.case == "driver-or-device" and "rocm-smi" in d.advice
@@ -260,9 +288,17 @@ def test_diagnose_torchvision_on_the_newest_torch_and_the_previous_torchvision()
     text = diagnose_torchvision("2.15.0", "0.29.2")
     assert text.startswith("MISMATCH: torch 2.15.0 with torchvision 0.29.2")
     assert "expects torchvision 0.30.x" in text
-    assert "may import fine" in text and "torchvision::nms" in text  # honest: it may import
+    assert "torchvision::nms" in text and "imports" in text  # honest: it may import
     assert 'pip install "torch==2.15.0" "torchvision==0.30.*"' in text  # the pairing one
     assert 'pip install "torch==2.14.*" "torchvision==0.29.*"' in text  # or the older pair
+
+
+def test_diagnose_torchvision_says_when_the_import_fails_and_why():
+    """A torchvision whose compiled library does not load fails at import with 'operator
+    torchvision::nms does not exist' (review 00 #3): the message says so, and how to see why."""
+    text = diagnose_torchvision("2.15.0", "0.29.2")
+    assert "import fine and still fail, at import" not in text
+    assert "fails at import" in text and "TORCHVISION_WARN_WHEN_EXTENSION_LOADING_FAILS=1" in text
 
 
 def test_diagnose_torchvision_keeps_the_wheel_index():
