@@ -39,9 +39,10 @@ def set_seed(seed: int, deterministic: bool = False) -> int:
     C16):
     ``torch.use_deterministic_algorithms(True)``, cuDNN's benchmark off and deterministic on,
     and, on torch 2.9 and older, ``CUBLAS_WORKSPACE_CONFIG`` for cuBLAS (those releases raise
-    on a GPU matrix product in deterministic mode without it; from 2.10 PyTorch gives each
-    cuBLAS handle and stream a workspace of its own, pytorch/pytorch#161749, and neither
-    checks nor needs it: see :func:`needs_cublas_workspace_config`); an operation with no
+    on a GPU matrix product in deterministic mode without it; PyTorch has long given each
+    cuBLAS handle and stream a workspace of its own, and torch 2.10 removed the check that
+    still demanded the variable, pytorch/pytorch#161749: see
+    :func:`needs_cublas_workspace_config`); an operation with no
     deterministic version then raises. ``deterministic=False`` (the default) switches those
     settings back to PyTorch's defaults, also when the caller had turned them on:
     ``set_seed(seed)`` after ``torch.use_deterministic_algorithms(True)`` undoes it (chapter

@@ -256,12 +256,18 @@ def chapter_environment(tmp_path):
 
 
 def records(environment, device):
+    """As the chapter makes them: the default run's, and one in deterministic mode with the
+    benchmark on and one thread."""
+    threads = torch.get_num_threads()
     set_seed(0)
     default = environment(train_briefly, device=device)
     set_seed(0, deterministic=True)
+    torch.backends.cudnn.benchmark = True
+    torch.set_num_threads(1)
     try:
         deterministic = environment(train_briefly, device=device)
     finally:
+        torch.set_num_threads(threads)
         set_seed(0)
     return default, deterministic
 
@@ -303,6 +309,32 @@ def test_c76_record_is_made_after_the_new_precision_api_is_used(tmp_path, new_pr
     verdict(*records(environment, torch.device("cpu")), torch.device("cpu"))
 
 
+def test_c76_record_sees_bf16_matmuls_on_a_cpu(tmp_path):
+    """oneDNN may multiply float32 matrices in bf16 on a CPU: the record must show it, and a
+    record without the key fails the verdict (issue 44)."""
+    mkldnn = getattr(torch.backends.mkldnn, "matmul", None)
+    if not hasattr(mkldnn, "fp32_precision"):
+        pytest.skip("this torch has no fp32_precision settings (torch < 2.9)")
+    environment = chapter_environment(tmp_path)
+    cpu = torch.device("cpu")
+    before = mkldnn.fp32_precision
+    try:
+        ieee = environment(train_briefly, device=cpu)
+        mkldnn.fp32_precision = "bf16"
+        bf16 = environment(train_briefly, device=cpu)
+    finally:
+        mkldnn.fp32_precision = before
+    assert bf16 != ieee and bf16["mkldnn.matmul.fp32_precision"] == "bf16"
+    verdict = chapter_function(CHAPTER, "verdict_c76")
+
+    def without_mkldnn(*code, device):
+        record = environment(*code, device=device)
+        return {k: v for k, v in record.items() if not k.startswith("mkldnn.")}
+
+    with pytest.raises(AssertionError, match="lacks .*mkldnn.matmul"):
+        verdict(*records(without_mkldnn, cpu), cpu)
+
+
 def test_c76_record_that_assumes_the_settings(tmp_path):
     verdict = chapter_function(CHAPTER, "verdict_c76")
     environment = chapter_environment(tmp_path)
@@ -312,8 +344,35 @@ def test_c76_record_that_assumes_the_settings(tmp_path):
         return {**environment(*code, device=device), "deterministic_algorithms": False,
                 "cudnn.deterministic": False}
 
-    with pytest.raises(AssertionError, match="deterministic mode does not say so"):
+    with pytest.raises(AssertionError, match="does not say so"):
         verdict(*records(assumed, cpu), cpu)
+
+
+@pytest.mark.parametrize("field, written", [
+    ("threads", 1), ("cudnn.benchmark", False), ("torch", "2.0.0"), ("numpy", "1.0"),
+    ("cudnn", None), ("torch.version.cuda", None), ("cpu_capability", "DEFAULT")])
+def test_c76_record_that_writes_a_field_rather_than_reading_it(tmp_path, field, written):
+    """A record with the right keys and one field written as a constant (issue 44): the
+    verdict must tell it from the record read from the process."""
+    verdict = chapter_function(CHAPTER, "verdict_c76")
+    environment = chapter_environment(tmp_path)
+    cpu = torch.device("cpu")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)  # so that one thread is not what the default run used
+    try:
+        real = records(environment, cpu)
+        verdict(*real, cpu)  # the chapter's records
+
+        def hard_coded(*code, device):
+            return {**environment(*code, device=device), field: written}
+
+        if all(record[field] == written for record in real):  # e.g. None in a CPU-only torch
+            pytest.skip(f"{field} is {written!r} in this process as well")
+        with pytest.raises(AssertionError, match="not this process's|does not say so|"
+                                                 "not those in force"):
+            verdict(*records(hard_coded, cpu), cpu)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def test_c76_record_without_the_gpu_on_a_gpu(tmp_path):
@@ -365,6 +424,20 @@ def test_c77_a_default_that_keeps_everything_or_a_short_curve(long_run, tmp_path
     short = list(range(500))
     with pytest.raises(AssertionError, match="too short"):
         verdict(short, short, short)
+
+
+def test_c77_a_default_that_truncates_or_keeps_another_number(long_run):
+    """Two readers the verdict missed (issue 44): one that keeps the first 10,000 points, and
+    one that samples 1,000, as the TensorBoard app does."""
+    verdict = chapter_function(CHAPTER, "verdict_c77")
+    run_dir, written = long_run
+    every = read_tensorboard_scalars(run_dir)["loss"][0]
+    verdict(written, steps_read(run_dir), every)  # the control
+    with pytest.raises(AssertionError, match="truncated the curve"):
+        verdict(written, written[:10_000], every)
+    sample = sorted(random.Random(0).sample(written[:-1], 999)) + written[-1:]
+    with pytest.raises(AssertionError, match="not 10,000"):
+        verdict(written, sample, every)
 
 
 # C78: one seed, two devices ---------------------------------------------------------------
@@ -445,6 +518,28 @@ def test_c79_loader_that_draws_only_to_shuffle():
     with pytest.raises(AssertionError, match="left torch's generator alone"):
         verdict(orders_from(chapter_epoch_order()),
                 moved_from(chapter_moves(DataLoader=batches_in_order)))
+
+
+def test_c79_loader_that_draws_in_its_first_epoch_only():
+    """A loader with persistent workers makes its iterator, and draws its base seed, once: a
+    check that looks at one epoch takes it for a loader that draws every epoch (issue 44)."""
+    import functools
+
+    from torch.utils.data import DataLoader
+
+    from helpers import worker_context
+
+    verdict = chapter_function(CHAPTER, "verdict_c79")
+    orders = orders_from(chapter_epoch_order())
+    verdict(orders, moved_from(chapter_moves()))  # the plain loader draws in both epochs
+    persistent = functools.partial(DataLoader, num_workers=1, persistent_workers=True,
+                                   multiprocessing_context=worker_context(1))
+    moved = moved_from(chapter_moves(DataLoader=persistent))
+    assert moved["global generator"] == [True, False]  # the planted world, as torch has it
+    with pytest.raises(AssertionError, match="first epoch only"):
+        verdict(orders, moved)
+    with pytest.raises(AssertionError, match="one epoch cannot show"):
+        verdict(orders, {kind: m[:1] for kind, m in moved_from(chapter_moves()).items()})
 
 
 # Python's string hash: a set's order and PYTHONHASHSEED (an assert of the chapter) ----------
