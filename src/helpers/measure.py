@@ -79,16 +79,19 @@ def measure_memory(
     counted = [0, 0]  # bytes, storages
 
     def pack(t: torch.Tensor) -> torch.Tensor:
+        # The graph keeps what pack returns. t itself would make a reference cycle when t is
+        # the output of the operation saving it (t -> grad_fn -> saved t): a forward whose
+        # output is dropped would never be freed. A detached alias shares t's memory and has
+        # no grad_fn (torch/autograd/graph.py: "use lambda x: x.detach()").
         storage = _storage_of(t)
         key = id(storage)
-        if key in excluded_ids:
-            return t
-        known = seen.get(key)
-        if known is None or known() is not storage:  # new, or a dead one's id reused
-            seen[key] = weakref.ref(storage)
-            counted[0] += _nbytes(storage)
-            counted[1] += 1
-        return t
+        if key not in excluded_ids:
+            known = seen.get(key)
+            if known is None or known() is not storage:  # new, or a dead one's id reused
+                seen[key] = weakref.ref(storage)
+                counted[0] += _nbytes(storage)
+                counted[1] += 1
+        return t.detach()
 
     report = MemoryReport()
     start = 0

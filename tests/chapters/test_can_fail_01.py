@@ -2,9 +2,11 @@
 function (tests/chapters/chapter_code.py) evidence computed in a world without the effect, and
 evidence from the real world as a positive control."""
 
+import contextlib
 import inspect
 import linecache
 import traceback
+import weakref
 from functools import cache
 
 import numpy as np
@@ -136,12 +138,12 @@ def training_evidence(manual_step=None, lr: float = 0.5, steps: int = 40):
     train_both = chapter_function(
         CHAPTER, "train_both", X_all=X_all, y_all=y_all, init_params=init_params,
         manual_step=manual, autograd_step=chapter_function(CHAPTER, "autograd_step"))
-    diff64, losses64, params64 = train_both(torch.float64, steps=steps, lr=lr)
-    diff32, _, _ = train_both(torch.float32, steps=steps, lr=lr)
+    diff64, losses64, params64, _ = train_both(torch.float64, steps=steps, lr=lr)
+    diff32, _, _, flips32 = train_both(torch.float32, steps=steps, lr=lr)
     W1, b1, W2, b2 = params64
     accuracy = ((torch.relu(X_all.double() @ W1 + b1) @ W2 + b2).argmax(1) == y_all)
     param_scale = max(p.abs().max().item() for p in params64)
-    return losses64, accuracy.float().mean().item(), diff64, diff32, param_scale
+    return losses64, accuracy.float().mean().item(), diff64, diff32, param_scale, flips32
 
 
 def sum_instead_of_mean(params, X, y, lr):
@@ -159,10 +161,41 @@ def test_c02_positive_control():
     chapter_function(CHAPTER, "verdict_c02")(*training_evidence())
 
 
-def test_c02_wrong_backward():
+def bias_one_percent_off(params, X, y, lr):
+    """A planted small bug: the chapter's backward pass with db2 1 % too large."""
+    W1, b1, W2, b2 = params
+    z1 = X @ W1 + b1
+    a1 = z1.clamp_min(0)
+    dz2 = (torch.softmax(a1 @ W2 + b2, dim=1) - F.one_hot(y, 10).to(X.dtype)) / len(X)
+    dz1 = (dz2 @ W2.T) * (z1 > 0)
+    grads = (X.T @ dz1, dz1.sum(0), a1.T @ dz2, 1.01 * dz2.sum(0))
+    return [p - lr * d for p, d in zip(params, grads, strict=True)]
+
+
+@pytest.mark.parametrize("manual_step", [sum_instead_of_mean, bias_one_percent_off])
+def test_c02_wrong_backward(manual_step):
+    """The network trains in this world too (the verdict's first assert holds), so only the
+    comparison with autograd can reject it: in float64, whatever float32 shows (a 1 % bug in
+    one bias stays below the float32 bound)."""
     verdict = chapter_function(CHAPTER, "verdict_c02")
+    evidence = training_evidence(manual_step=manual_step)
+    losses64, accuracy, diff64 = evidence[:3]
+    assert losses64[-1] < 0.5 * losses64[0] and accuracy > 0.9, (losses64[-1], accuracy)
+    assert diff64.max() > 1e-10, diff64.max()
+    with pytest.raises(AssertionError, match=r"^\d"):  # the float64 assert: a bare number
+        verdict(*evidence)
+
+
+def test_c02_float32_gap_jumps_without_a_kink_crossing():
+    """A planted world where float32's gap left rounding level (1e-4 at step 3) while both
+    runs still agreed on every ReLU sign: the dropdown's mechanism must fail there."""
+    verdict = chapter_function(CHAPTER, "verdict_c02")
+    losses64, accuracy, diff64, diff32, param_scale, flips32 = training_evidence()
+    diff32 = diff32.copy()
+    diff32[3] = 1e-4  # under the overall bound, 1e-3 of the largest parameter
+    assert diff32.max() < 1e-3 * param_scale
     with pytest.raises(AssertionError):
-        verdict(*training_evidence(manual_step=sum_instead_of_mean, steps=20))
+        verdict(losses64, accuracy, diff64, diff32, param_scale, np.zeros_like(flips32))
 
 
 def test_c02_nothing_trained():
@@ -334,6 +367,7 @@ def test_c05_parameter_not_trained():
     dict(no_gradient=lambda h: {"hidden > 0": h * 1.0}),  # a "comparison" that stays float
     dict(no_gradient=lambda h: {"hidden.long()": h.double()}),  # a "cast" that keeps history
     dict(zero_gradient=lambda h: h.round().detach()),  # a zero gradient taken for none
+    dict(zero_gradient=lambda h: h + (h.round() - h).detach()),  # round passing gradients on
 ])
 def test_c03_results_without_gradient_in_the_graph(world):
     verdict = chapter_function(CHAPTER, "verdict_c03")
@@ -474,20 +508,35 @@ def additions_only(p: torch.Tensor) -> torch.Tensor:
     return (p + 1).sum()  # add and sum save nothing for backward
 
 
+def times_two(p: torch.Tensor) -> torch.Tensor:
+    return (p * 2).sum()  # mul saves the 2 (as a 0-d tensor) for p's gradient
+
+
 def test_c53_positive_control():
     backward_twice = chapter_function(CHAPTER, "backward_twice")
     chapter_function(CHAPTER, "verdict_c53")(backward_twice(False), backward_twice(True),
-                                             backward_twice(False, additions_only))
+                                             backward_twice(False, additions_only),
+                                             backward_twice(False, times_two))
+
+
+def test_c53_times_two_runs_twice():
+    """A world where x * 2 saved nothing (as x + 1): the prose's 'even x * 2 does' must fail."""
+    backward_twice = chapter_function(CHAPTER, "backward_twice")
+    nothing_saved = backward_twice(False, additions_only)
+    with pytest.raises(AssertionError):
+        chapter_function(CHAPTER, "verdict_c53")(backward_twice(False), backward_twice(True),
+                                                 nothing_saved, nothing_saved)
 
 
 def test_c53_graph_kept_or_retain_graph_useless():
     backward_twice = chapter_function(CHAPTER, "backward_twice")
     verdict = chapter_function(CHAPTER, "verdict_c53")
     nothing_saved = backward_twice(False, additions_only)
+    doubled = backward_twice(False, times_two)
     with pytest.raises(AssertionError):  # a world where backward() freed nothing
-        verdict(backward_twice(True), backward_twice(True), nothing_saved)
+        verdict(backward_twice(True), backward_twice(True), nothing_saved, doubled)
     with pytest.raises(AssertionError):  # a world where retain_graph kept nothing
-        verdict(backward_twice(False), backward_twice(False), nothing_saved)
+        verdict(backward_twice(False), backward_twice(False), nothing_saved, doubled)
 
 
 def test_c53_second_backward_replaces_instead_of_adding():
@@ -495,7 +544,8 @@ def test_c53_second_backward_replaces_instead_of_adding():
     message, first, _ = backward_twice(True)
     with pytest.raises(AssertionError):
         chapter_function(CHAPTER, "verdict_c53")(backward_twice(False), (message, first, first),
-                                                 backward_twice(False, additions_only))
+                                                 backward_twice(False, additions_only),
+                                                 backward_twice(False, times_two))
 
 
 def test_c53_graph_that_saved_nothing_refused():
@@ -503,15 +553,17 @@ def test_c53_graph_that_saved_nothing_refused():
     backward_twice = chapter_function(CHAPTER, "backward_twice")
     with pytest.raises(AssertionError):
         chapter_function(CHAPTER, "verdict_c53")(backward_twice(False), backward_twice(True),
-                                                 backward_twice(False))
+                                                 backward_twice(False), backward_twice(False))
 
 
 # C54: an undetached target holds its branch's saved tensors until backward() --------------
 
 
-def td_world(detach=lambda t: t.detach(), target_in_no_grad: bool = True):
+def td_world(detach=lambda t: t.detach(), target_in_no_grad: bool = True,
+             activation=lambda t: t, saved_bytes=None):
     """The chapter's TD losses (no detach, detach, no_grad target) on the same shapes;
-    `detach` and `target_in_no_grad` plant a world without the effect."""
+    `detach` and `target_in_no_grad` plant a world without the effect; `activation` goes
+    after the target network's matrix product (torch.relu: a branch that saves an output)."""
     gen = torch.Generator().manual_seed(1)
     states, next_states = torch.randn(8, 4, generator=gen), torch.randn(8, 4, generator=gen)
     actions = torch.randint(0, 2, (8,), generator=gen)
@@ -523,15 +575,14 @@ def td_world(detach=lambda t: t.detach(), target_in_no_grad: bool = True):
         q_taken = (states @ q_weights)[torch.arange(8), actions]
         if mode == "no_grad" and target_in_no_grad:
             with torch.no_grad():
-                target = rewards + 0.9 * (next_states @ target_weights).max(dim=1).values
+                target = rewards + 0.9 * activation(next_states @ target_weights).max(dim=1).values
         else:
-            target = rewards + 0.9 * (next_states @ target_weights).max(dim=1).values
+            target = rewards + 0.9 * activation(next_states @ target_weights).max(dim=1).values
             if mode != "plain":
                 target = detach(target)
         return ((q_taken - target) ** 2).mean()
 
-    import weakref
-    saved_bytes = chapter_function(CHAPTER, "saved_bytes", weakref=weakref)
+    saved_bytes = saved_bytes or chapter_function(CHAPTER, "saved_bytes", weakref=weakref)
     return {"no detach": saved_bytes(lambda: loss("plain")),
             ".detach()": saved_bytes(lambda: loss("detach")),
             "no_grad()": saved_bytes(lambda: loss("no_grad"))}
@@ -539,6 +590,42 @@ def td_world(detach=lambda t: t.detach(), target_in_no_grad: bool = True):
 
 def test_c54_positive_control():
     chapter_function(CHAPTER, "verdict_c54")(td_world())
+
+
+def test_c54_positive_control_branch_saving_an_output():
+    """relu saves its output: the chapter's saved_bytes must not keep it through a cycle (a
+    pack that kept the tensor itself reported the detached branch as held after backward)."""
+    chapter_function(CHAPTER, "verdict_c54")(td_world(activation=torch.relu))
+
+
+def saved_bytes_keeping_the_tensor(build_loss):
+    """The chapter's saved_bytes before the fix: pack kept the tensor, not a detached alias."""
+    class Saved:
+        def __init__(self, tensor):
+            self.tensor = tensor
+
+    records = []
+
+    def pack(tensor):
+        saved = Saved(tensor)
+        records.append((weakref.ref(saved), tensor.nelement() * tensor.element_size()))
+        return saved
+
+    def held():
+        return sum(size for alive, size in records if alive() is not None)
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda saved: saved.tensor):
+        loss = build_loss()
+    held_before = held()
+    loss.backward()
+    return sum(size for _, size in records), held_before, held()
+
+
+def test_c54_measurement_that_keeps_an_output_alive():
+    """The verdict rejects what the cycle-making measurement reports for a relu branch."""
+    with pytest.raises(AssertionError):
+        chapter_function(CHAPTER, "verdict_c54")(
+            td_world(activation=torch.relu, saved_bytes=saved_bytes_keeping_the_tensor))
 
 
 def test_c54_detach_that_keeps_the_branch():
@@ -562,15 +649,30 @@ def test_c54_backward_that_frees_nothing():
 # C55: a change through .data is invisible; through .detach() it raises --------------------
 
 
+def sigmoid_output_changed_through():
+    return chapter_function(CHAPTER, "sigmoid_output_changed_through", contextlib=contextlib)
+
+
 def test_c55_positive_control():
-    change = chapter_function(CHAPTER, "sigmoid_output_changed_through")
-    chapter_function(CHAPTER, "verdict_c55")(change("data"), change("detach"))
+    change = sigmoid_output_changed_through()
+    chapter_function(CHAPTER, "verdict_c55")(change("data"), change("detach"),
+                                             change("detach", hooks=True))
 
 
 def test_c55_data_tracked_or_detach_untracked():
-    change = chapter_function(CHAPTER, "sigmoid_output_changed_through")
+    change = sigmoid_output_changed_through()
     verdict = chapter_function(CHAPTER, "verdict_c55")
+    under_hooks = change("detach", hooks=True)
     with pytest.raises(AssertionError):  # a world where .data shared the version counter
-        verdict(change("detach"), change("detach"))
+        verdict(change("detach"), change("detach"), under_hooks)
     with pytest.raises(AssertionError):  # a world where .detach() had its own counter
-        verdict(change("data"), change("data"))
+        verdict(change("data"), change("data"), under_hooks)
+
+
+def test_c55_hooks_keep_the_version_check():
+    """A world where saved-tensor hooks kept the version check (the change raises as without
+    hooks): the claim that they switch it off must fail."""
+    change = sigmoid_output_changed_through()
+    with pytest.raises(AssertionError):
+        chapter_function(CHAPTER, "verdict_c55")(change("data"), change("detach"),
+                                                 change("detach"))

@@ -1,4 +1,6 @@
+import gc
 import time
+import weakref
 
 import pytest
 import torch
@@ -64,6 +66,26 @@ def test_views_of_one_storage_count_it_once_and_whole():
     with measure_memory(exclude=model.parameters()) as report:  # Linear saves weight.t()
         model(torch.randn(4, 8, requires_grad=True))
     assert report.saved_bytes == 4 * 8 * 4
+
+
+def test_a_saved_output_dropped_in_the_block_is_freed():
+    """exp saves its own output. Had the pack hook kept that tensor itself rather than a
+    detached alias, output -> grad_fn -> saved tensor -> output would be a reference cycle
+    that outlives the block (torch/autograd/graph.py: the packed value must not hold the
+    input tensor): a forward whose output is dropped would keep its activations forever."""
+    x = torch.randn(1000, requires_grad=True)
+    with measure_memory() as report:
+        y = x.exp()
+        saved = weakref.ref(y.untyped_storage())  # the storage exp saved for backward
+        del y
+    gc.collect()
+    assert saved() is None, "the saved output outlived its graph"
+    assert report.saved_bytes == 1000 * 4  # counted all the same
+    with measure_memory() as report:  # and backward still gets the saved values
+        y = x.sigmoid()
+        y.sum().backward()
+    s = x.detach().sigmoid()
+    assert torch.allclose(x.grad, s * (1 - s)) and report.saved_bytes == 1000 * 4
 
 
 def test_meta_tensors_are_told_apart_though_none_has_an_address():
