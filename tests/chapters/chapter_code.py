@@ -73,3 +73,23 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def parse_once():
+    """For a can-fail test module that imports it: the chapter's functions are read from its
+    source once for the module, not per call."""
+    global chapter_definitions
+    unparsed = chapter_definitions
+    chapter_definitions = cache(unparsed)
+    yield
+    chapter_definitions = unparsed
+
+
+@cache
+def digits() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The digits split the chapters train on (seed 0): train x, y, validation x, y."""
+    from helpers import digits_split
+
+    train_set, val_set = digits_split(seed=0)
+    return (*train_set.tensors, *val_set.tensors)

@@ -13,30 +13,19 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from helpers import GradNormRecorder, digits_split, fit
-from tests.chapters import chapter_code
-from tests.chapters.chapter_code import chapter_function, one_thread  # noqa: F401 (autouse fixture)
+from helpers import GradNormRecorder, fit
+from tests.chapters.chapter_code import (  # noqa: F401 (autouse fixtures)
+    chapter_function,
+    digits,
+    one_thread,
+    parse_once,
+)
 
 CHAPTER = "05_debugging"
 CPU = torch.device("cpu")
 CHANCE = math.log(10)
 
 
-
-
-@pytest.fixture(autouse=True, scope="module")
-def parse_once():
-    """The chapter's functions are read from its source once for this module, not per call."""
-    unparsed = chapter_code.chapter_definitions
-    chapter_code.chapter_definitions = cache(unparsed)
-    yield
-    chapter_code.chapter_definitions = unparsed
-
-
-@cache
-def digits() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    train_set, val_set = digits_split(seed=0)
-    return (*train_set.tensors, *val_set.tensors)
 
 
 @cache

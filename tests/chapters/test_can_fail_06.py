@@ -13,28 +13,17 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from helpers import digits_split, fit
-from tests.chapters import chapter_code
-from tests.chapters.chapter_code import chapter_function, one_thread  # noqa: F401 (autouse fixture)
+from tests.chapters.chapter_code import (  # noqa: F401 (autouse fixtures)
+    chapter_function,
+    digits,
+    one_thread,
+    parse_once,
+)
 
 CHAPTER = "06_numerics"
 CPU = torch.device("cpu")
 
 
-
-
-@pytest.fixture(autouse=True, scope="module")
-def parse_once():
-    """The chapter's functions are read from its source once for this module, not per call."""
-    unparsed = chapter_code.chapter_definitions
-    chapter_code.chapter_definitions = cache(unparsed)
-    yield
-    chapter_code.chapter_definitions = unparsed
-
-
-@cache
-def digits() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    train_set, val_set = digits_split(seed=0)
-    return (*train_set.tensors, *val_set.tensors)
 
 
 @cache
@@ -267,7 +256,7 @@ def test_c82_a_real_profile_without_the_planted_delay():
     from torch.profiler import ProfilerActivity, profile, record_function, schedule
     from torch.utils.data import DataLoader
 
-    from helpers import SlowDataset, digits_split, worker_context
+    from helpers import SlowDataset, worker_context
     verdict = chapter("verdict_c82")
     profile_steps = chapter_function(
         CHAPTER, "profile_steps", profile=profile, ProfilerActivity=ProfilerActivity,
