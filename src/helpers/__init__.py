@@ -45,6 +45,8 @@ _EXPORTS: dict[str, str] = {
     "torch_python_metadata": "env",
     "torchvision_matches": "env",
     "check_exercise": "exercises",
+    "Explorer": "explore",
+    "Slider": "explore",
     "RunLogger": "experiment",
     "create_run_dir": "experiment",
     "load_config": "experiment",

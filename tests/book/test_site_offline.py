@@ -72,6 +72,9 @@ class Visit:
     sideways: int = 0  # pixels the page body scrolls sideways
     wide_code: list[str] = field(default_factory=list)  # code lines wider than their block
     phone_sideways: int = 0  # the same at a phone's width (PHONE px)
+    # each explorer's shown state before and after its first slider is moved one step with
+    # the keyboard: (explorer id, before, after)
+    explorers: list[tuple[str, str, str]] = field(default_factory=list)
     # axe-core's WCAG 2.1 A/AA violations: (mode, rule, impact, how many elements, an example)
     axe: list[tuple[str, str, str, int, str]] = field(default_factory=list)
 
@@ -128,7 +131,33 @@ def inspect(page: Page, visit: Visit) -> Visit:
     visit.sideways = page.evaluate(
         "() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
     visit.axe = audit(page, "light")
+    visit.explorers = move_explorers(page)
     return visit
+
+
+SHOWN_STATE = """e => [...e.querySelectorAll('.explorer-state')].filter(f => !f.hidden)
+                        .map(f => f.dataset.state).join(' ')"""
+EXPLORER_SHOTS = ("book/01_autograd.html", "book/03_training.html")
+
+
+def move_explorers(page: Page, shots: str | None = None) -> list[tuple[str, str, str]]:
+    """Move each explorer's first slider one step right with the keyboard (End first when it
+    starts at the end); screenshots of the explorer before and after under ``shots``."""
+    moved = []
+    for n, explorer in enumerate(page.query_selector_all(".book-explorer")):
+        before = explorer.evaluate(SHOWN_STATE)
+        if shots:
+            explorer.scroll_into_view_if_needed()
+            explorer.screenshot(path=f"{shots}-explorer{n}-before.png")
+        slider = explorer.query_selector("input[type=range]")
+        slider.focus()
+        at_end = slider.evaluate("s => s.value === s.max")
+        page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
+        after = explorer.evaluate(SHOWN_STATE)
+        if shots:
+            explorer.screenshot(path=f"{shots}-explorer{n}-after.png")
+        moved.append((explorer.get_attribute("id") or "", before, after))
+    return moved
 
 
 def audit(page: Page, mode: str,
@@ -253,9 +282,14 @@ def test_every_page_was_opened_and_the_maths_found(visits):
     assert visits["book/01_autograd.html"].maths >= 10
 
 
-def test_the_widget_renders_from_the_site(visits):
-    widgets = visits["book/01_autograd.html"].widgets
-    assert widgets and all(w > 100 and h > 20 for w, h in widgets), widgets
+def test_each_explorer_responds_offline_to_the_keyboard(visits):
+    """Every explorer of every page shows one state, and another once its slider moves."""
+    found = {name: v.explorers for name, v in visits.items() if v.explorers}
+    assert "book/01_autograd.html" in found and "zh/book/01_autograd.html" in found, found
+    for name, moved in found.items():
+        for ident, before, after in moved:
+            assert before and after and " " not in before + after, (name, ident, before, after)
+            assert before != after, f"{name} {ident}: the figure did not change"
 
 
 @contextmanager
@@ -274,18 +308,43 @@ def altered_chapter_01(old: str, new: str) -> Iterator[str]:
         copy.unlink()
 
 
-def test_without_the_widget_script_the_static_figure_stands_and_no_empty_box(browser):
-    with altered_chapter_01("embed-amd.js", "") as url:
-        page, visit = open_page(browser, url)
-        inspect(page, visit)
-        script = page.query_selector("script[type='application/vnd.jupyter.widget-view+json']")
-        output = script.evaluate_handle("s => s.closest('.cell_output') || s.parentElement")
-        box = output.as_element().bounding_box()
-        figures = [img.bounding_box() for img in page.query_selector_all(".cell_output img")]
+def test_without_the_explorer_script_the_first_state_stands(browser):
+    with altered_chapter_01("explorer.js", "") as url:
+        page, _ = open_page(browser, url)
+        shown = [f.bounding_box() for f in page.query_selector_all(".book-explorer figure")
+                 if f.is_visible()]
+        ready = page.query_selector(".explorer-ready, .quiz-ready")
         page.close()
-    assert not visit.widgets
-    assert box is None or box["height"] < 5, f"an empty box where the widget would be: {box}"
-    assert any(f and f["width"] > 200 and f["height"] > 100 for f in figures), figures
+    assert ready is None  # the script was really left out
+    assert len(shown) == 1 and shown[0]["width"] > 200 and shown[0]["height"] > 100, shown
+
+
+@pytest.mark.parametrize("name", EXPLORER_SHOTS)
+def test_explorer_screenshots_before_and_after_moving_the_slider(browser, name):
+    """For a person to look at: _build/screenshots/<page>-explorer0-before/after.png."""
+    page, visit = open_page(browser, (HTML / name).as_uri())
+    moved = move_explorers(page, shots=str(SHOTS / name.removesuffix(".html").replace("/", "__")))
+    page.close()
+    assert moved and moved[0][1] != moved[0][2] and not visit.outside
+
+
+@pytest.mark.parametrize("name, verdict", [("book/01_autograd.html", "Not quite"),
+                                           ("zh/book/01_autograd.html", "不对")])
+def test_a_question_answered_on_the_page_shows_its_explanation(browser, name, verdict):
+    page, visit = open_page(browser, (HTML / name).as_uri())
+    quiz = page.locator(".book-quiz").first
+    answer = int(quiz.get_attribute("data-answer"))
+    closed = quiz.locator("details.quiz-explanation").evaluate("d => d.open")
+    wrong = 1 if answer != 1 else 2
+    quiz.locator(".quiz-option").nth(wrong - 1).click()
+    said = quiz.locator(".quiz-verdict").inner_text()
+    opened = quiz.locator("details.quiz-explanation").evaluate("d => d.open")
+    quiz.locator(".quiz-option").nth(answer - 1).click()
+    right = quiz.locator(".quiz-verdict").inner_text()
+    page.close()
+    assert not closed and opened and not visit.outside
+    assert said.startswith(verdict) and str(answer) in said, said
+    assert right and not right.startswith(verdict), right
 
 
 @pytest.mark.parametrize("chapter", chapters(), ids=lambda p: p.stem)

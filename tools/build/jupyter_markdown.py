@@ -40,6 +40,8 @@ import yaml
 
 from helpers.exercises import LABEL_PATTERN
 from tools.build.book_run import BookRun
+from tools.build.questions import Question
+from tools.build.questions import parse as parse_question
 
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "†"  # after a number from the book's run
@@ -70,6 +72,9 @@ WORDS = {
                      "runs it either way."),
         "reasoning": "The reasoning behind the solution to {label}",
         "note": "Note",
+        "question": "Check yourself",
+        "answer": "The answer",
+        "key": "Option {n}.",
         "about": ("> **This notebook** is chapter {stem} of the executable PyTorch book; the "
                   "site shows it with every output and figure: <{page_url}>."),
         "numbers": (" Numbers marked {mark} in the text are from the book's tested run "
@@ -82,6 +87,9 @@ WORDS = {
                      "中，参考答案的代码一直折叠着，点一下才会展开；Run All 照样会运行它。"),
         "reasoning": "{label} 参考答案的思路",
         "note": "注",
+        "question": "自测",
+        "answer": "查看答案",
+        "key": "第 {n} 项。",
         "about": ("> **本 notebook** 是可执行 PyTorch 书的第 {stem} 章；网站上的版本带有全部输出和"
                   "图：<{page_url}>。"),
         "numbers": ("正文中标有 {mark} 的数字来自本书经过测试的那次运行（{run}）；"
@@ -121,12 +129,24 @@ def exercise_text(label: str, body: str, language: str) -> str:
     return f"**{WORDS[language]['exercise']} {label}.** {body.strip()}\n"
 
 
+def question_text(q: Question, page: Page) -> str:
+    """A "Check yourself" question as plain markdown: the question, its numbered options and
+    the answer with its explanation in a ``<details>`` block (the site makes them buttons)."""
+    words = WORDS[page.language]
+    options = "\n".join(f"{n}. {_inline(o, page)}" for n, o in enumerate(q.options, 1))
+    return (f"**{words['question']} ({q.label}).** {_inline(q.prompt, page)}\n\n{options}\n\n"
+            f"<details>\n<summary>{words['answer']}</summary>\n\n"
+            f"**{words['key'].format(n=q.answer)}** {_text(q.explanation, page)}\n\n</details>\n")
+
+
 def _directive(match: re.Match, page: Page) -> str:
     name, arg, body = match["name"], match["arg"].strip(), match["body"].strip()
     options = dict(re.findall(r"^:([\w-]+):[ \t]*(.*)$", match["options"], re.M))
     inner = _text(body, page)
     if name == "exercise":
         return exercise_text(options["label"], inner, page.language)
+    if name == "quiz":
+        return question_text(parse_question(match["arg"], match["options"], match["body"]), page)
     if name in ("admonition", "note", "tip", "important", "warning", "caution", "hint"):
         title = _inline(arg, page) if arg else WORDS[page.language]["note"]
         if "dropdown" in options.get("class", ""):

@@ -32,6 +32,7 @@ import jupytext
 
 from tools.build.chapter_format import BOOK, CJK_RE, CLAIM_ID_RE, SOLUTION_RE, ZH, chapters
 from tools.build.jupyter_markdown import DIRECTIVE_RE, FENCED_CODE_RE
+from tools.build.questions import parse as parse_question
 
 BUDGETS = {"words": 5000, "verify": 0.12, "ids": 3}
 FOLDED_TAGS = {"hide-input", "remove-input", "remove-cell"}
@@ -79,9 +80,19 @@ class Reading:
 
 
 def off_the_path(text: str) -> str:
-    """The chapter text without what the page folds: solutions and dropdown directives."""
+    """The chapter text without what the page folds: solutions, dropdown directives and the
+    explanations of "Check yourself" questions (shown once the reader answers)."""
     text = SOLUTION_RE.sub("", text)
-    return DIRECTIVE_RE.sub(lambda m: "" if "dropdown" in m["options"] else m[0], text)
+    return DIRECTIVE_RE.sub(_on_the_path, text)
+
+
+def _on_the_path(match: re.Match) -> str:
+    if "dropdown" in match["options"]:
+        return ""
+    if match["name"] == "quiz":
+        q = parse_question(match["arg"], match["options"], match["body"])
+        return q.prompt + "\n\n" + "\n".join(q.options) + "\n"
+    return match[0]
 
 
 def prose_words(markdown: str) -> int:
