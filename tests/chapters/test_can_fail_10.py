@@ -92,21 +92,42 @@ def accumulated(divide: bool = True, sync_at_end: bool = True, k: int = 4) -> tu
 def test_c96_no_sync_that_still_syncs_or_never_syncs_fails():
     verdict = chapter_function(CHAPTER, "verdict_c96")
     no_sync_gap, single_gap, equal = accumulated()
-    verdict(4, 1, 4, False, equal, no_sync_gap, single_gap)  # the claim's world
+    # arguments: calls without no_sync, with it, with only backward() inside it, k, ...
+    verdict(4, 1, 4, 4, False, equal, no_sync_gap, single_gap)  # the claim's world
     with pytest.raises(AssertionError):  # no_sync ignored: an all-reduce per micro-batch
-        verdict(4, 4, 4, True, equal, no_sync_gap, single_gap)
+        verdict(4, 4, 4, 4, True, equal, no_sync_gap, single_gap)
     with pytest.raises(AssertionError):  # no_sync around every micro-batch: never synced
         gap, _, equal = accumulated(sync_at_end=False)
-        verdict(4, 0, 4, False, equal, gap, gap)
+        verdict(4, 0, 4, 4, False, equal, gap, gap)
     with pytest.raises(AssertionError):  # the loss not divided by k: k times the gradient
         no_sync_gap, single_gap, equal = accumulated(divide=False)
-        verdict(4, 1, 4, False, equal, 0.0, single_gap)
+        verdict(4, 1, 4, 4, False, equal, 0.0, single_gap)
 
 
-def batchnorm_gaps(global_statistics: bool) -> tuple[float, float]:
-    """(plain_gap, bn_gap) of one simulated DDP step on 2 ranks of 32 against one process on
-    64: the BatchNorm model normalised per rank (DDP) or with the whole batch's statistics
-    (``global_statistics``: what SyncBatchNorm would do)."""
+def test_c96_no_sync_around_backward_alone_that_saves_fails():
+    """The claim says the forward pass must be inside no_sync too: a DDP where wrapping only
+    backward() skipped the all-reduces as well (or skipped some of them) must fail."""
+    verdict = chapter_function(CHAPTER, "verdict_c96")
+    no_sync_gap, single_gap, equal = accumulated()
+    verdict(4, 1, 4, 4, False, equal, no_sync_gap, single_gap)  # the claim's world
+    for calls_backward_only in (1, 2):  # backward() inside no_sync saved all or some
+        with pytest.raises(AssertionError):
+            verdict(4, 1, calls_backward_only, 4, False, equal, no_sync_gap, single_gap)
+
+
+def _relative_gap(grads: list[torch.Tensor], reference: list[torch.Tensor]) -> float:
+    largest = max(r.abs().max().item() for r in reference)
+    return max((g - r).abs().max().item() for g, r in zip(grads, reference,
+                                                           strict=True)) / largest
+
+
+def batchnorm_gaps(world: str = "ddp") -> tuple[float, float, float]:
+    """(plain_gap, bn_gap, per_rank_gap) of one simulated DDP step on 2 ranks of 32: the gap to
+    one process on all 64 without and with BatchNorm, and the BatchNorm gradient's gap to the
+    mean of the two ranks' own gradients. ``world``: "ddp" (per-rank statistics, gradients
+    averaged), "global" (the whole batch's statistics: what SyncBatchNorm would do),
+    "rank 0 alone" (no all-reduce: rank 0 keeps its own gradient), "summed" (the gradients
+    summed, not averaged)."""
     make_model = chapter_function(CHAPTER, "make_model")
     g = torch.Generator().manual_seed(2)
     x, y = torch.randn(64, 64, generator=g) * 2 + 0.5, torch.randint(0, 10, (64,), generator=g)
@@ -115,28 +136,27 @@ def batchnorm_gaps(global_statistics: bool) -> tuple[float, float]:
         single = make_model(batch_norm=batch_norm)
         F.cross_entropy(single(x), y).backward()
         reference = [p.grad for p in single.parameters()]
-        if batch_norm and global_statistics:
-            averaged = reference
-        else:
-            per_rank = []
-            for part in (slice(0, 32), slice(32, 64)):
-                model = make_model(batch_norm=batch_norm)
-                F.cross_entropy(model(x[part]), y[part]).backward()
-                per_rank.append([p.grad for p in model.parameters()])
-            averaged = [(a + b) / 2 for a, b in zip(*per_rank, strict=True)]
-        largest = max(r.abs().max().item() for r in reference)
-        gaps.append(max((a - r).abs().max().item() for a, r in zip(averaged, reference,
-                                                                 strict=True)) / largest)
-    return gaps[0], gaps[1]
+        per_rank = []
+        for part in (slice(0, 32), slice(32, 64)):
+            model = make_model(batch_norm=batch_norm)
+            F.cross_entropy(model(x[part]), y[part]).backward()
+            per_rank.append([p.grad for p in model.parameters()])
+        averaged = [(a + b) / 2 for a, b in zip(*per_rank, strict=True)]
+        found = averaged
+        if batch_norm:
+            found = {"ddp": averaged, "global": reference, "rank 0 alone": per_rank[0],
+                     "summed": [a + b for a, b in zip(*per_rank, strict=True)]}[world]
+        gaps.append(_relative_gap(found, reference))
+    return gaps[0], gaps[1], _relative_gap(found, averaged)
 
 
 def test_c97_batchnorm_with_global_statistics_or_sync_bn_per_rank_fails():
     verdict = chapter_function(CHAPTER, "verdict_c97_ddp")
-    verdict(*batchnorm_gaps(global_statistics=False))  # DDP: per-rank statistics
+    verdict(*batchnorm_gaps("ddp"))  # DDP: per-rank statistics
     with pytest.raises(AssertionError):  # a BatchNorm that used the combined batch
-        verdict(*batchnorm_gaps(global_statistics=True))
+        verdict(*batchnorm_gaps("global"))
     with pytest.raises(AssertionError):  # a DDP that did not match even without BatchNorm
-        verdict(0.5, batchnorm_gaps(global_statistics=False)[1])
+        verdict(0.5, *batchnorm_gaps("ddp")[1:])
     sync = chapter_function(CHAPTER, "verdict_c97_sync")
     features = torch.randn(64, 128, generator=torch.Generator().manual_seed(0)) * 3 + 1
     whole = nn.BatchNorm1d(128)(features).detach()
@@ -146,6 +166,19 @@ def test_c97_batchnorm_with_global_statistics_or_sync_bn_per_rank_fails():
     sync((synced - whole).abs().max().item(), 0.0)  # SyncBatchNorm: the whole batch's statistics
     with pytest.raises(AssertionError):  # a "SyncBatchNorm" that normalised per rank
         sync((halves - whole).abs().max().item(), 0.0)
+
+
+def test_c97_ddp_batchnorm_gradient_not_the_per_rank_average_fails():
+    """Any mismatch with the single process is not enough: a DDP that never all-reduced, or
+    summed the gradients, also misses it, yet its gradient is not the mean of the per-rank
+    BatchNorm gradients, and the verdict must say so."""
+    verdict = chapter_function(CHAPTER, "verdict_c97_ddp")
+    verdict(*batchnorm_gaps("ddp"))  # the claim's world
+    for world in ("rank 0 alone", "summed"):
+        plain_gap, bn_gap, per_rank_gap = batchnorm_gaps(world)
+        assert bn_gap > 1e-3  # far from the single process too: the old verdict passed it
+        with pytest.raises(AssertionError):
+            verdict(plain_gap, bn_gap, per_rank_gap)
 
 
 def test_c98_prefixed_names_or_a_rank_without_the_weights_fails():
@@ -158,13 +191,30 @@ def test_c98_prefixed_names_or_a_rank_without_the_weights_fails():
         refused = ""
     except RuntimeError as error:
         refused = str(error)
-    verdict(names, list(prefixed), refused, True)  # the claim's world
+    waited = (False, True)  # rank 1 found no file before the barrier, and the file after it
+    verdict(names, list(prefixed), refused, True, waited)  # the claim's world
     with pytest.raises(AssertionError):  # a DDP state_dict without the prefix
-        verdict(names, names, refused, True)
+        verdict(names, names, refused, True, waited)
     with pytest.raises(AssertionError):  # a plain model that accepted the prefixed names
-        verdict(names, list(prefixed), "", True)
+        verdict(names, list(prefixed), "", True, waited)
     with pytest.raises(AssertionError):  # a rank that read the file before it was complete
-        verdict(names, list(prefixed), refused, False)
+        verdict(names, list(prefixed), refused, False, waited)
+
+
+def test_c98_barrier_that_did_not_wait_fails():
+    """The barrier must be what made the file appear for rank 1: a barrier that returned before
+    rank 0 had written (or none at all), and a run where the file was there before the
+    barrier (which then shows nothing about it), fail."""
+    verdict = chapter_function(CHAPTER, "verdict_c98")
+    make_model = chapter_function(CHAPTER, "make_model")
+    names = list(make_model().state_dict())
+    prefixed = [f"module.{name}" for name in names]
+    refused = "Missing key(s) in state_dict ... Unexpected key(s) in state_dict ..."
+    verdict(names, prefixed, refused, True, (False, True))  # the claim's world
+    with pytest.raises(AssertionError):  # no wait: still no file after the "barrier"
+        verdict(names, prefixed, refused, True, (False, False))
+    with pytest.raises(AssertionError):  # the file was already there: nothing to wait for
+        verdict(names, prefixed, refused, True, (True, True))
 
 
 BARRIER = ("[Rank 0]: Rank 1 failed to pass monitoredBarrier in 1000 ms\n Original exception: \n"
