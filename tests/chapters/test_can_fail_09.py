@@ -4,6 +4,7 @@ from the world with it (computed where cheap; where it takes an ONNX export or t
 cost seconds each, the values the chapter printed)."""
 
 import io
+import warnings
 
 import pytest
 import torch
@@ -16,15 +17,30 @@ CHAPTER = "09_deployment"
 
 
 def rows_against(reference: nn.Module, candidate: nn.Module, batches=(1, 7, 64, 228)):
-    """verify_onnx's rows, with `candidate` standing in for the onnxruntime session."""
+    """verify_onnx's rows (and the chapter's `same_shape`), with `candidate` standing in for
+    the onnxruntime session."""
     torch.manual_seed(0)
     rows = []
     for batch in batches:
         x = torch.randn(batch, 12)
         with torch.no_grad():
-            error = (candidate(x) - reference(x)).abs().max().item()
-        rows.append({"batch": batch, "max_abs_error": error, "ok": error <= 1e-4})
+            got, expected = candidate(x), reference(x)
+            error = (got - expected).abs().max().item()  # broadcasts, as the chapter's loop
+        rows.append({"batch": batch, "max_abs_error": error, "ok": error <= 1e-4,
+                     "same_shape": got.shape == expected.shape})
     return rows
+
+
+class FirstRowOnly(nn.Module):
+    """A file that returns one row whatever the batch: its (1, 4) output broadcasts against
+    PyTorch's (N, 4), so a max abs error alone misses it when the rows happen to agree."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model(x)[:1]
 
 
 def stale_copy(model: nn.Linear, shift: float) -> nn.Linear:
@@ -50,6 +66,13 @@ def test_c29_fixed_batch_or_drifted_outputs_fail():
         verdict("batch", rows_against(model, stale_copy(model, 1e-3)))
     with pytest.raises(AssertionError):  # batch 1 never tried
         verdict("batch", rows_against(model, stale_copy(model, 0.0), batches=(7, 64, 228)))
+    constant = nn.Linear(12, 4)
+    with torch.no_grad():  # every row of its output is the bias: broadcasting hides a shape
+        constant.weight.zero_()
+    one_row = rows_against(constant, FirstRowOnly(constant))  # (1, 4) against (N, 4)
+    assert all(r["max_abs_error"] <= 1e-4 for r in one_row)  # the error alone passes ...
+    with pytest.raises(AssertionError, match="another shape"):  # ... the shape does not
+        verdict("batch", one_row)
 
 
 # --- C30: preprocessing inside the graph, the file takes uint8 -----------------------------
@@ -65,29 +88,45 @@ class ForgetsNormalisation(nn.Module):
         return self.classifier(images.permute(0, 3, 1, 2).float() / 255)
 
 
-# The chapter's file: its operators (its run printed the first six; an export costs seconds)
+# The chapter's file: its operators (its run printed those before the first Conv; an export
+# costs seconds)
 FILE_OPS = ["Shape", "Squeeze", "Transpose", "Cast", "Div", "Sub", "Div", "Conv", "Relu",
             "MaxPool", "Conv", "Relu", "GlobalAveragePool", "Flatten", "Gemm"]
 # An export of the bare classifier: float input, no conversion in the graph
 BARE_OPS = ["Conv", "Relu", "MaxPool", "Conv", "Relu", "GlobalAveragePool", "Flatten", "Gemm"]
 
 
-def test_c30_serving_without_normalisation_or_a_float_file_fails():
+def chapter02_path(classifier: nn.Module, images: torch.Tensor, mean: torch.Tensor,
+                   std: torch.Tensor) -> torch.Tensor:
+    """Chapter 02's training path: its `preprocess` with the training statistics (given here,
+    never read from a wrapper's buffers), then the classifier."""
+    x = images.permute(0, 3, 1, 2).float() / 255
+    with torch.no_grad():
+        return classifier((x - mean[:, None, None]) / std[:, None, None])
+
+
+def test_c30_serving_without_normalisation_wrong_statistics_or_a_float_file_fails():
     verdict = chapter_function(CHAPTER, "verdict_c30")
     torch.manual_seed(0)
-    serving = ship.ServingModel(ship.make_classifier(), torch.tensor([0.4, 0.5, 0.6]),
-                                torch.tensor([0.2, 0.25, 0.3])).eval()
+    mean, std = torch.tensor([0.4, 0.5, 0.6]), torch.tensor([0.2, 0.25, 0.3])
+    classifier = ship.make_classifier().eval()
+    serving = ship.ServingModel(classifier, mean, std).eval()
     images = torch.randint(0, 256, (5, 16, 16, 3), dtype=torch.uint8)
+    train_path = chapter02_path(classifier, images, mean, std)
     with torch.no_grad():
-        train_path = serving.classifier(
-            (images.permute(0, 3, 1, 2).float() / 255 - serving.mean) / serving.std)
         serve_path = serving(images)
         forgot = ForgetsNormalisation(serving)(images)
+        # the wrapper built with the statistics on the 0-255 scale: inputs 1/255 of the truth
+        wrong_scale = ship.ServingModel(classifier, mean * 255, std * 255).eval()(images)
     verdict(train_path, serve_path, "UINT8", FILE_OPS)
     with pytest.raises(AssertionError):  # the serving side converts differently
         verdict(train_path, forgot, "UINT8", FILE_OPS)
+    with pytest.raises(AssertionError):  # the wrapper holds statistics of the wrong scale
+        verdict(train_path, wrong_scale, "UINT8", FILE_OPS)
     with pytest.raises(AssertionError):  # the preprocessing stayed outside the file
         verdict(train_path, serve_path, "FLOAT", BARE_OPS)
+    with pytest.raises(AssertionError):  # a file that converts after the first convolution
+        verdict(train_path, serve_path, "UINT8", BARE_OPS + ["Transpose", "Cast", "Sub", "Div"])
 
 
 # --- C31: hard-coded shapes specialise or silently break a dynamic export ------------------
@@ -150,7 +189,8 @@ def test_c31_an_exporter_without_the_pitfalls_fails():
 # --- C32: torch.compile: compile time, fusion pays on pointwise chains, not on one matmul --
 
 # Seconds from one run of the chapter on a busy 2-core CPU (torch.compile costs seconds here)
-POINTWISE = {"first": 19.30, "new_shape": 1.71, "eager": 0.316, "compiled": 0.00612}
+POINTWISE = {"first": 19.30, "new_shape": 1.71, "eager": 0.316, "compiled": 0.00612,
+             "third_shape": 0.0152, "new_shape_graphs": 1, "third_shape_graphs": 0}
 MATMUL = {"first": 0.17, "new_shape": 0.21, "eager": 0.0262, "compiled": 0.0299}
 
 
@@ -176,9 +216,17 @@ def test_c32_a_compile_that_does_nothing_fails():
     per_call = eager_seconds(pointwise, x)  # the eager and the "compiled" model: one function
     seconds = {"first": eager_seconds(pointwise, x, calls=1),
                "new_shape": eager_seconds(pointwise, x[:129], calls=1),
-               "eager": per_call, "compiled": per_call}
+               "third_shape": eager_seconds(pointwise, x[:64], calls=1),
+               "eager": per_call, "compiled": per_call,
+               "new_shape_graphs": 0, "third_shape_graphs": 0}  # Dynamo compiled nothing
     with pytest.raises(AssertionError):
         verdict(seconds, MATMUL)
+    # a new shape that is slow without a recompilation (a cold kernel, say)
+    with pytest.raises(AssertionError, match="a new batch size compiled"):
+        verdict({**POINTWISE, "new_shape_graphs": 0}, MATMUL)
+    # a batch never marked dynamic: a graph for every shape
+    with pytest.raises(AssertionError, match="a third batch size compiled"):
+        verdict({**POINTWISE, "third_shape_graphs": 1}, MATMUL)
     compiled = POINTWISE["compiled"]
     for field, value in (("first", 20 * compiled), ("eager", 1.1 * compiled),
                          ("new_shape", 5 * compiled)):
@@ -346,11 +394,12 @@ def e4m3_forward(model: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
     return a
 
 
-def bf16_evidence(model: nn.Sequential, x: torch.Tensor, dtype=torch.bfloat16) -> tuple:
+def bf16_evidence(model: nn.Sequential, x: torch.Tensor, dtype=torch.bfloat16,
+                  autocast_device: str = "cpu") -> tuple:
     bound_of = chapter_function(CHAPTER, "rounding_bound")
     with torch.inference_mode():
         logits = model(x)
-        with torch.autocast("cpu", dtype=dtype):
+        with torch.autocast(autocast_device, dtype=dtype):
             low = model(x)
     return logits, low, bound_of(model, x, torch.finfo(dtype).eps / 2)
 
@@ -360,27 +409,46 @@ def test_c113_a_flip_beyond_the_bound_fewer_bits_or_small_margins():
     verdict = chapter_function(CHAPTER, "verdict_c113", safe_samples=safe_samples)
     model, x, y = trained_digits_mlp(epochs=60)
     logits, low, bound = bf16_evidence(model, x)
-    verdict(logits, low, bound, y)  # the world of the claim: real bfloat16 autocast
+    verdict(logits, low, bound, y, torch.bfloat16)  # the world of the claim: real autocast
     # a "bfloat16" run that changed the class of the safe sample with the largest lead
     planted = low.clone()
     lead = logits.topk(2, 1).values.diff(dim=1).neg()[:, 0]
     sample = int(torch.where(safe_samples(logits, bound), lead, -1.0).argmax())
     planted[sample] = planted[sample].roll(1)
     with pytest.raises(AssertionError):
-        verdict(logits, planted, bound, y)
+        verdict(logits, planted, bound, y, torch.bfloat16)
     # a format with 4 significant bits (float8 e4m3), with its own bound: too few safe samples
     with torch.inference_mode():
         e4m3_logits = e4m3_forward(model, x)
     bound_of = chapter_function(CHAPTER, "rounding_bound")
     with pytest.raises(AssertionError):
-        verdict(logits, e4m3_logits, bound_of(model, x, 2.0 ** -4), y)
+        verdict(logits, e4m3_logits, bound_of(model, x, 2.0 ** -4), y, torch.float32)
     # an untrained model: its logits barely differ, so few samples are safe
     with pytest.raises(AssertionError):
-        verdict(*bf16_evidence(*trained_digits_mlp(epochs=0)[:2]), y)
+        verdict(*bf16_evidence(*trained_digits_mlp(epochs=0)[:2]), y, torch.bfloat16)
     # a bfloat16 run judged with float16's unit roundoff (2**-11): its logits move beyond
     # that bound (about 1.6 times it), which the direct check of the bound catches
     with pytest.raises(AssertionError, match="beyond their bound"):
-        verdict(logits, low, bound_of(model, x, torch.finfo(torch.float16).eps / 2), y)
+        verdict(logits, low, bound_of(model, x, torch.finfo(torch.float16).eps / 2), y,
+                torch.bfloat16)
+
+
+def test_c113_an_autocast_that_did_not_run_fails():
+    """autocast for another device than the tensors' (CUDA autocast around CPU tensors; on a
+    machine without CUDA it also warns and disables itself) changes nothing: the logits stay
+    float32, unchanged, and every other part of the claim holds trivially."""
+    safe_samples = chapter_function(CHAPTER, "safe_samples")
+    verdict = chapter_function(CHAPTER, "verdict_c113", safe_samples=safe_samples)
+    model, x, y = trained_digits_mlp(epochs=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "CUDA is not available ... Disabling autocast"
+        logits, low, bound = bf16_evidence(model, x, autocast_device="cuda")
+    assert low.dtype == torch.float32 and torch.equal(low, logits)  # autocast did nothing
+    with pytest.raises(AssertionError, match="autocast gave"):
+        verdict(logits, low, bound, y, torch.bfloat16)
+    rounded = logits.bfloat16()  # the right type, but the same values as the reference
+    with pytest.raises(AssertionError, match="changed no logit"):
+        verdict(rounded.float(), rounded, bound, y, torch.bfloat16)
 
 
 def test_c113_rounding_bound_refuses_a_layer_it_does_not_model():
