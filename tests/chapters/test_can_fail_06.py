@@ -2,8 +2,10 @@
 function (tests/chapters/chapter_code.py) evidence computed in a world without the effect, and
 evidence from the real world as a positive control."""
 
+import linecache
 import math
 import warnings
+from collections.abc import Callable
 from functools import cache
 
 import pytest
@@ -14,6 +16,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from helpers import digits_split, fit
 from tests.chapters.chapter_code import (  # noqa: F401 (autouse fixtures)
+    chapter_definitions,
     chapter_function,
     digits,
     one_thread,
@@ -79,32 +82,54 @@ def test_c21_sources_without_nan():
     corrupted = data.clone()
     corrupted[3, 1] = float("nan")
     blank = torch.zeros(2, 4)
-    exploding = regression(lr=0.03)[0]
-    verdict(corrupted, blank / blank.sum(1, keepdim=True), sqrt_grad(0.0), exploding)
+    exploding, calm = regression(lr=0.03)[0], regression(lr=1e-3)[0]
+    verdict(corrupted, blank / blank.sum(1, keepdim=True), sqrt_grad(0.0), exploding, calm)
     with pytest.raises(AssertionError):  # clean data
-        verdict(data, blank / blank.sum(1, keepdim=True), sqrt_grad(0.0), exploding)
+        verdict(data, blank / blank.sum(1, keepdim=True), sqrt_grad(0.0), exploding, calm)
     with pytest.raises(AssertionError):  # the sum clamped: no 0/0
         verdict(corrupted, blank / blank.sum(1, keepdim=True).clamp_min(1e-12), sqrt_grad(0.0),
-                exploding)
+                exploding, calm)
     with pytest.raises(AssertionError):  # sqrt(x + eps): a finite gradient at 0
-        verdict(corrupted, blank / blank.sum(1, keepdim=True), sqrt_grad(1e-12), exploding)
+        verdict(corrupted, blank / blank.sum(1, keepdim=True), sqrt_grad(1e-12), exploding, calm)
     with pytest.raises(AssertionError):  # a learning rate that is not too large
-        verdict(corrupted, blank / blank.sum(1, keepdim=True), sqrt_grad(0.0),
-                regression(lr=1e-3)[0])
+        verdict(corrupted, blank / blank.sum(1, keepdim=True), sqrt_grad(0.0), calm, calm)
 
 
-def test_c21_anomaly_free_or_blaming_the_sqrt():
-    verdict = chapter("verdict_c21_anomaly")
+def test_c21_sources_nan_at_every_learning_rate():
+    """A run that is NaN whatever the learning rate (a NaN in its data) is no evidence that a
+    learning rate too large makes one."""
+    verdict = chapter("verdict_c21_sources")
+    corrupted = torch.rand(8, 4)
+    corrupted[3, 1] = float("nan")
+    blank = torch.zeros(2, 4)
+    large, small = regression(lr=0.03, nan_at=5)[0], regression(lr=1e-3, nan_at=5)[0]
+    assert not math.isfinite(small[5])  # the planted NaN shows at the small learning rate too
+    with pytest.raises(AssertionError):
+        verdict(corrupted, blank / blank.sum(1, keepdim=True), sqrt_grad(0.0), large, small)
+
+
+def anomaly_evidence() -> tuple[str, str, str]:
+    """The chapter's two anomaly reports (sqrt at 0, a forward 0/0), with the source of
+    embedding_distance registered, so that its traceback shows the line as in the notebook."""
     message = chapter("anomaly_message")
-    distance = chapter("embedding_distance")
+    embedding_distance = chapter("embedding_distance")
+    filename = embedding_distance.__code__.co_filename
+    source = chapter_definitions(CHAPTER)["embedding_distance"][0]
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     sqrt_error, sqrt_trace = message(
-        lambda: distance(torch.zeros(4, 3, requires_grad=True), torch.zeros(4, 3)).mean()
-        .backward())
+        lambda: embedding_distance(torch.zeros(4, 3, requires_grad=True),
+                                   torch.zeros(4, 3)).mean().backward())
     w = torch.ones(3, requires_grad=True)
     blank = torch.zeros(2, 3)
     forward_error, _ = message(
         lambda: F.mse_loss((blank * w) / (blank * w).sum(1, keepdim=True),
                            torch.ones(2, 3)).backward())
+    return sqrt_error, sqrt_trace, forward_error
+
+
+def test_c21_anomaly_free_or_blaming_the_sqrt():
+    verdict = chapter("verdict_c21_anomaly")
+    sqrt_error, sqrt_trace, forward_error = anomaly_evidence()
     verdict(sqrt_error, sqrt_trace, forward_error, plain=1.0, anomalous=5.0)
     with pytest.raises(AssertionError):  # anomaly mode that costs nothing
         verdict(sqrt_error, sqrt_trace, forward_error, plain=1.0, anomalous=1.05)
@@ -115,6 +140,19 @@ def test_c21_anomaly_free_or_blaming_the_sqrt():
         verdict(sqrt_error, sqrt_trace, sqrt_error, plain=1.0, anomalous=5.0)
     with pytest.raises(AssertionError):  # no forward traceback
         verdict(sqrt_error, "", forward_error, plain=1.0, anomalous=5.0)
+
+
+def test_c21_anomaly_trace_that_stops_at_the_caller():
+    """A traceback that ends at the caller's line (which also names embedding_distance) does
+    not show the forward line inside it."""
+    verdict = chapter("verdict_c21_anomaly")
+    sqrt_error, sqrt_trace, forward_error = anomaly_evidence()
+    frame = sqrt_trace.index("in embedding_distance")
+    caller_only = sqrt_trace[:sqrt_trace.rindex("File", 0, frame)]
+    assert "embedding_distance(" in caller_only  # the caller's line names the function
+    verdict(sqrt_error, sqrt_trace, forward_error, plain=1.0, anomalous=5.0)
+    with pytest.raises(AssertionError):
+        verdict(sqrt_error, caller_only, forward_error, plain=1.0, anomalous=5.0)
 
 
 # C22: float16 sums over long sequences ---------------------------------------------------
@@ -183,11 +221,10 @@ def bad_regression_data():
     return TensorDataset(bad_x, y_train[:256].float()[:, None])
 
 
-def test_c80_checks_that_do_not_stop_or_do_not_protect():
-    from torch.utils.data import DataLoader
-
-    from helpers import NaNGuard, fit
-    verdict = chapter("verdict_c80")
+@cache
+def c80_runs() -> tuple[dict, Callable, Callable]:
+    """The chapter's six runs over the bad data (the NaN in batch 1 of 8), and its one_pass."""
+    from helpers import NaNGuard
     fresh, finite = chapter("fresh_regressor"), chapter("weights_finite")
     names = {"fresh_regressor": fresh, "weights_finite": finite,
              "bad_data": bad_regression_data(), "DataLoader": DataLoader}
@@ -197,24 +234,49 @@ def test_c80_checks_that_do_not_stop_or_do_not_protect():
     runs = {"clip_grad_norm_ only": one_pass(chapter("clip_only")),
             "NaNGuard (after the step)": guarded_fit(),
             "clip_grad_norm_(error_if_nonfinite=True)": one_pass(chapter("clip_or_raise")),
-            "skip the step if the norm is not finite": one_pass(chapter("skip_nonfinite")),
+            "skip if a gradient is not finite": one_pass(chapter("skip_nonfinite")),
             "fit(stop_on_nonfinite=True)": guarded_fit(stop_on_nonfinite=True),
             "fit(..., stop_on_nonfinite_grad=True)":
                 guarded_fit(max_grad_norm=1.0, stop_on_nonfinite_grad=True)}
-    verdict(runs, 8)
+    return runs, one_pass, guarded_fit
+
+
+def test_c80_checks_that_do_not_stop_or_do_not_protect():
+    verdict = chapter("verdict_c80")
+    runs, one_pass, guarded_fit = c80_runs()
+    verdict(runs, 8, 1)
     with pytest.raises(AssertionError):  # fit clipping without the option: NaN weights
         verdict({**runs, "fit(..., stop_on_nonfinite_grad=True)":
-                 guarded_fit(max_grad_norm=1.0)}, 8)
+                 guarded_fit(max_grad_norm=1.0)}, 8, 1)
     with pytest.raises(AssertionError):  # a clipping that zeroed the NaN gradient
-        verdict({**runs, "clip_grad_norm_ only": ("finished", True, 8)}, 8)
+        verdict({**runs, "clip_grad_norm_ only": ("finished", True, 8)}, 8, 1)
     with pytest.raises(AssertionError):  # a guard that ran before the step
-        verdict({**runs, "NaNGuard (after the step)": ("FloatingPointError", True, 1)}, 8)
+        verdict({**runs, "NaNGuard (after the step)": ("FloatingPointError", True, 1)}, 8, 1)
     with pytest.raises(AssertionError):  # error_if_nonfinite left at False
         verdict({**runs, "clip_grad_norm_(error_if_nonfinite=True)":
-                 one_pass(chapter("clip_only"))}, 8)
+                 one_pass(chapter("clip_only"))}, 8, 1)
     with pytest.raises(AssertionError):  # a "skip" that steps anyway
-        verdict({**runs, "skip the step if the norm is not finite":
-                 one_pass(lambda params: True)}, 8)
+        verdict({**runs, "skip if a gradient is not finite":
+                 one_pass(lambda params: True)}, 8, 1)
+
+
+def test_c80_an_unrelated_error_before_any_update():
+    """A check that raises for another reason at the first batch also 'stops with the weights
+    finite': it must not pass for a stop at the bad batch."""
+    verdict = chapter("verdict_c80")
+    runs, one_pass, _ = c80_runs()
+
+    def shape_mismatch(params) -> bool:
+        raise RuntimeError("shape mismatch")
+
+    unrelated = one_pass(shape_mismatch)
+    assert unrelated == ("RuntimeError", True, 0), unrelated
+    for name in ("clip_grad_norm_(error_if_nonfinite=True)", "fit(stop_on_nonfinite=True)",
+                 "fit(..., stop_on_nonfinite_grad=True)"):
+        with pytest.raises(AssertionError):
+            verdict({**runs, name: unrelated}, 8, 1)
+    with pytest.raises(AssertionError):  # NaNGuard stopping a batch late: a NaN found late
+        verdict({**runs, "NaNGuard (after the step)": ("FloatingPointError", False, 3)}, 8, 1)
 
 
 # C81: an out-of-range label ----------------------------------------------------------------
@@ -223,14 +285,31 @@ def test_c81_silent_or_wrong_errors():
     verdict = chapter("verdict_c81")
     with pytest.raises(IndexError) as caught:
         F.cross_entropy(torch.randn(4, 10), torch.tensor([3, 7, 10, 1]))
-    verdict(str(caught.value), None)
-    verdict(str(caught.value), "RuntimeError: CUDA error: device-side assert triggered")
+    verdict(str(caught.value), None, 4)
+    verdict(str(caught.value), cuda_child_stderr(4), 4)
     with pytest.raises(AssertionError):  # no error on the CPU
-        verdict(None, None)
+        verdict(None, None, 4)
     with pytest.raises(AssertionError):  # an error that does not name the label
-        verdict("index out of bounds", None)
+        verdict("index out of bounds", None, 4)
     with pytest.raises(AssertionError):  # the GPU child failed for another reason
-        verdict(str(caught.value), "RuntimeError: CUDA error: out of memory")
+        verdict(str(caught.value), cuda_child_stderr(4, "out of memory"), 4)
+
+
+def cuda_child_stderr(line: int, error: str = "device-side assert triggered") -> str:
+    """The end of the child's stderr as Python prints it, the error raised at `line`."""
+    return ("Traceback (most recent call last):\n"
+            f'  File "<string>", line {line}, in <module>\n'
+            f"torch.AcceleratorError: CUDA error: {error}\n")
+
+
+def test_c81_cuda_error_raised_at_a_later_line():
+    """Without CUDA_LAUNCH_BLOCKING the error can surface at the next sync (the .item() of
+    line 5): the claim's GPU half must not pass for that."""
+    verdict = chapter("verdict_c81")
+    cpu_error = "Target 10 is out of bounds."
+    verdict(cpu_error, cuda_child_stderr(4), 4)
+    with pytest.raises(AssertionError):
+        verdict(cpu_error, cuda_child_stderr(5), 4)
 
 
 # C82: the profiler and a slow Dataset ------------------------------------------------------
@@ -277,10 +356,12 @@ def scale_runs_of(input_scale: float, normal_init: bool) -> tuple[float, ...]:
     return tuple(chapter("scale_run")(input_scale, normal_init, "SGD", steps=150))
 
 
-def short_runs(x100_scale: float = 100.0, normal_init: bool = True) -> dict:
-    """The chapter's three SGD set-ups, 150 steps each; the arguments switch the bad scale off
-    (then that set-up is the normalised one)."""
-    return {("normalised", "SGD"): list(scale_runs_of(1.0, False)),
+def short_runs(x10_scale: float = 10.0, x100_scale: float = 100.0,
+               normal_init: bool = True) -> dict:
+    """The chapter's four SGD set-ups, 150 steps each; the arguments switch the bad scale off
+    (then that set-up is the one with inputs in [0, 1])."""
+    return {("inputs in [0, 1]", "SGD"): list(scale_runs_of(1.0, False)),
+            ("inputs x10", "SGD"): list(scale_runs_of(x10_scale, False)),
             ("inputs x100", "SGD"): list(scale_runs_of(x100_scale, False)),
             ("N(0, 1) init", "SGD"): list(scale_runs_of(1.0, normal_init))}
 
@@ -293,7 +374,17 @@ def test_c43_scale_removed():
     with pytest.raises(AssertionError):  # the default initialisation: SGD stays finite
         verdict(short_runs(normal_init=False))
     with pytest.raises(AssertionError):  # a learning rate too large for every set-up
-        verdict({**short_runs(), ("normalised", "SGD"): short_runs()["inputs x100", "SGD"]})
+        verdict({**short_runs(), ("inputs in [0, 1]", "SGD"): short_runs()["inputs x100", "SGD"]})
+
+
+def test_c43_inputs_x10_that_train_or_diverge():
+    """The silent failure at x10: evidence where x10 trains (the scale removed) or turns NaN
+    (a world where any wrong scale diverges) must fail the verdict."""
+    verdict = chapter("verdict_c43")
+    with pytest.raises(AssertionError):  # inputs x10 that train like the ones in [0, 1]
+        verdict(short_runs(x10_scale=1.0))
+    with pytest.raises(AssertionError):  # inputs x10 that diverge like x100
+        verdict(short_runs(x10_scale=100.0))
 
 
 def test_c22_cuda_a_float16_running_total_or_autocast_left_in_float16():

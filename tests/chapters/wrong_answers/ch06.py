@@ -79,5 +79,12 @@ WRONG = {
          "        optimizer.step()\n"
          "        return True\n",
          "with a NaN gradient return False (the step was skipped); you returned None"),
+        ("def step_if_finite(model, optimizer):  # the total norm: inf for large finite grads\n"
+         "    grads = [p.grad for p in model.parameters()]\n"
+         "    if not torch.isfinite(nn.utils.get_total_norm(grads)):\n"
+         "        return False\n"
+         "    optimizer.step()\n"
+         "    return True\n",
+         "gradients of 2e19 are large but finite: step and return True; you returned False"),
     ],
 }
