@@ -59,16 +59,44 @@ def test_c17_broken_pipeline_that_still_memorises_or_fixed_labels_caught():
     verdict = chapter("verdict_c17")
     labels = torch.arange(32) % 10
     memorised, chance = batch_loss(True, labels), batch_loss(False, labels)
-    verdict(memorised, chance[0], chance[0], memorised[0], CHANCE)  # the chapter's world
+    verdict(memorised, chance[0], chance[0], memorised[0], chance[0], CHANCE)  # the chapter's
     assert chance[0] == pytest.approx(CHANCE)
     with pytest.raises(AssertionError):  # pairs that change every epoch were learned anyway
-        verdict(memorised, memorised[0], chance[0], memorised[0], CHANCE)
+        verdict(memorised, memorised[0], chance[0], memorised[0], chance[0], CHANCE)
     with pytest.raises(AssertionError):  # the optimizer of another model trained it anyway
-        verdict(memorised, chance[0], memorised[0], memorised[0], CHANCE)
+        verdict(memorised, chance[0], memorised[0], memorised[0], chance[0], CHANCE)
     with pytest.raises(AssertionError):  # the test also caught labels wrong in a fixed way
-        verdict(memorised, chance[0], chance[0], chance[0], CHANCE)
+        verdict(memorised, chance[0], chance[0], chance[0], chance[0], CHANCE)
     with pytest.raises(AssertionError):  # the healthy model could not memorise its batch
-        verdict(chance, chance[0], chance[0], memorised[0], CHANCE)
+        verdict(chance, chance[0], chance[0], memorised[0], chance[0], CHANCE)
+
+
+@cache
+def overfit_lr_run(lr: float) -> tuple[float, float]:
+    """The chapter's bug-free overfit-one-batch run (its make_mlp, overfit and healthy
+    batches) with Adam at `lr`: the final loss and accuracy."""
+    x_train, y_train = digits()[:2]
+    few_x, few_y = x_train[:32], y_train[:32]
+    make_mlp = chapter("make_mlp")
+    healthy_batches = chapter("healthy_batches", few_x=few_x, few_y=few_y)
+    overfit = chapter("overfit", few_x=few_x, few_y=few_y)
+    model = make_mlp()
+    return overfit(healthy_batches, model, torch.optim.Adam(model.parameters(), lr))[:2]
+
+
+def test_c17_a_failure_that_only_bugs_cause():
+    """The claim that a failed test is not always a bug: a world where the bug-free pipeline
+    memorises its batch at the learning rate far too high (only bugs fail) must not pass, and
+    neither must the real evidence of that run taken as a healthy one."""
+    verdict = chapter("verdict_c17")
+    labels = torch.arange(32) % 10
+    memorised, chance = batch_loss(True, labels), batch_loss(False, labels)
+    too_high, working = overfit_lr_run(1.0), overfit_lr_run(1e-2)
+    verdict(working, chance[0], chance[0], memorised[0], too_high[0], CHANCE)  # the real runs
+    with pytest.raises(AssertionError, match="high learning rate memorised"):
+        verdict(working, chance[0], chance[0], memorised[0], working[0], CHANCE)
+    with pytest.raises(AssertionError):  # the lr-1.0 run is no healthy run
+        verdict(too_high, chance[0], chance[0], memorised[0], too_high[0], CHANCE)
 
 
 # C18: curve shapes -----------------------------------------------------------------------
@@ -83,7 +111,7 @@ def shape_curves() -> dict[str, list[float]]:
     """Curves with the features of each planted fault (the chapter trains them)."""
     return {
         "healthy": curve(CHANCE, 0.05), "healthy_val": curve(CHANCE, 0.2, steps=5, rate=1.0),
-        "too_high": [CHANCE * (1.5 if k < 10 else 1.0) for k in range(200)],
+        "too_high": [CHANCE] + [3 * CHANCE] * 9 + [CHANCE] * 190,  # thrown up, then stuck
         "too_low": curve(CHANCE, 0.97 * CHANCE, rate=0.01),
         "unnormalised": [40 * CHANCE] * 10 + [CHANCE] * 190,
         "overfit_train": curve(CHANCE, 1e-3),
@@ -102,6 +130,11 @@ def test_c18_shapes_fault_curves_like_the_healthy_one():
         verdict(**{**curves, "overfit_val": curves["healthy_val"]}, chance=CHANCE)
     with pytest.raises(AssertionError):  # a "healthy" run that is only slow
         verdict(**{**curves, "healthy": curves["too_low"]}, chance=CHANCE)
+    with pytest.raises(AssertionError):  # "too high" that never moved (lr 0, a stray optimizer)
+        verdict(**{**curves, "too_high": [CHANCE] * 200}, chance=CHANCE)
+    recovers = [40 * CHANCE] * 10 + curve(CHANCE, 0.05)[10:]  # a huge start that then trains
+    with pytest.raises(AssertionError):
+        verdict(**{**curves, "unnormalised": recovers}, chance=CHANCE)
 
 
 def one_trajectory(lr: float, steps: int, sizes: tuple[int, int]) -> dict[int, tuple]:
@@ -168,14 +201,18 @@ def bce_floor(sigmoid_first: bool) -> float:
 def test_c19_softmax_or_sigmoid_removed():
     verdict = chapter("verdict_c19")
     norm_ok, norm_bad = grad_norm_at_init(nn.Identity()), grad_norm_at_init(nn.Softmax(dim=1))
-    verdict((norm_ok, 0.9), (norm_bad, 0.5), bce_floor(False), bce_floor(True))
+    logits_run, sigmoid_run = (bce_floor(False), 0.93), (bce_floor(True), 0.56)
+    verdict((norm_ok, 0.9), (norm_bad, 0.5), logits_run, sigmoid_run)
     with pytest.raises(AssertionError):  # no softmax in the second model: same gradient
-        verdict((norm_ok, 0.9), (grad_norm_at_init(nn.Identity()), 0.5), bce_floor(False),
-                bce_floor(True))
+        verdict((norm_ok, 0.9), (grad_norm_at_init(nn.Identity()), 0.5), logits_run,
+                sigmoid_run)
     with pytest.raises(AssertionError):  # a softmax that does not slow training
-        verdict((norm_ok, 0.9), (norm_bad, 0.9), bce_floor(False), bce_floor(True))
+        verdict((norm_ok, 0.9), (norm_bad, 0.9), logits_run, sigmoid_run)
     with pytest.raises(AssertionError):  # no sigmoid before BCEWithLogitsLoss
-        verdict((norm_ok, 0.9), (norm_bad, 0.5), bce_floor(False), bce_floor(False))
+        verdict((norm_ok, 0.9), (norm_bad, 0.5), logits_run, (bce_floor(False), 0.56))
+    # the floor alone: a sigmoid model as accurate as the logits one (only its loss floored)
+    with pytest.raises(AssertionError, match="did not slow"):
+        verdict((norm_ok, 0.9), (norm_bad, 0.5), (bce_floor(False), 0.9), (bce_floor(True), 0.9))
 
 
 # C20: gradient norms per layer -----------------------------------------------------------
@@ -348,7 +385,7 @@ def test_c41_faults_not_planted():
 
 def test_c48_lower_lr_that_does_not_train():
     verdict = chapter("verdict_c48")
-    stuck = [2.44] * 50
+    stuck = [2.3] + [7.0] * 9 + [2.44] * 40  # thrown up, then stuck at chance
     trained = list(np.linspace(2.3, 0.1, 40)) + [0.1] * 10
     verdict(stuck, trained, CHANCE)
     with pytest.raises(AssertionError):  # the lowered run stays at chance too
@@ -357,18 +394,31 @@ def test_c48_lower_lr_that_does_not_train():
         verdict(stuck, [*trained[:-1], math.nan], CHANCE)
     with pytest.raises(AssertionError):  # the "too high" run was not stuck
         verdict(trained, trained, CHANCE)
+    with pytest.raises(AssertionError, match="throw"):  # stuck, never thrown up: lr 0, not high
+        verdict([2.44] * 50, trained, CHANCE)
+
+
+def best_case_loss(sigmoid: bool) -> float:
+    """Cross-entropy of perfectly confident scores (+-50) for 20 examples, through a sigmoid
+    (the best a sigmoid can hand the loss) or as logits."""
+    labels = torch.arange(20) % 10
+    scores = 50 * (2 * F.one_hot(labels, 10) - 1).float()
+    return F.cross_entropy(torch.sigmoid(scores) if sigmoid else scores, labels).item()
 
 
 def test_c49_sigmoid_removed():
     verdict = chapter("verdict_c49")
     floor = math.log(1 + 9 / math.e)
-    verdict((0.3, 0.88), (0.076, 0.63, 2.25), 10)
+    best = best_case_loss(sigmoid=True)
+    verdict((0.3, 0.88), (0.076, 0.63, 2.25), best, 10)
     with pytest.raises(AssertionError):  # no sigmoid: the same gradient and accuracy
-        verdict((0.3, 0.88), (0.3, 0.88, 0.79), 10)
+        verdict((0.3, 0.88), (0.3, 0.88, 0.79), best, 10)
     with pytest.raises(AssertionError):  # a loss below the floor cannot come from sigmoids
-        verdict((0.3, 0.88), (0.076, 0.63, floor - 0.1), 10)
-    perfect = torch.sigmoid(torch.tensor([[50.0] + [-50.0] * 9]))  # the best sigmoid scores
-    assert abs(F.cross_entropy(perfect, torch.tensor([0])).item() - floor) < 1e-6
+        verdict((0.3, 0.88), (0.076, 0.63, floor - 0.1), best, 10)
+    with pytest.raises(AssertionError, match="perfect sigmoid outputs"):  # no floor: logits
+        verdict((0.3, 0.88), (0.076, 0.63, 2.25), best_case_loss(sigmoid=False), 10)
+    with pytest.raises(AssertionError, match="perfect sigmoid outputs"):  # another C's floor
+        verdict((0.3, 0.88), (0.076, 0.63, 2.25), best, 5)
 
 
 def test_c83_wrong_shape_or_an_overconfident_start():
