@@ -1,10 +1,12 @@
 """The learner's path in a real browser: ``make lab``'s JupyterLab (tools/teach/lab.py, the same
 code, on a free port and a workspace of its own), chapter 01 opened (it has exercises and
 glued numbers, and no timing claim that a busy machine could fail), every cell run, a claim
-seen "held" on the page; the page read as a learner reads it: no MyST left in the rendered
-markdown, the book's numbers shown, each solution collapsed until clicked (screenshots in
-``_build/screenshots/``); the notebook saved; then what ``make book`` and ``make student``
-write is written, and ``make lab`` fills its workspace again: the saved work is still there.
+seen "held" on the page; its explorer live (the widget, not the site's static view: a slider
+moved with the keyboard redraws the figure); the page read as a learner reads it: no MyST
+left in the rendered markdown, the book's numbers shown, each solution collapsed until
+clicked (screenshots in ``_build/screenshots/``); the notebook saved; then what ``make
+book`` and ``make student`` write is written, and ``make lab`` fills its workspace again:
+the saved work is still there.
 """
 
 from __future__ import annotations
@@ -78,6 +80,26 @@ def read_as_a_learner(page, notebook: Path) -> None:
     page.screenshot(path=str(SCREENSHOTS / "lab-01-top.png"))
 
 
+def move_the_live_explorer(page) -> tuple[str, str]:
+    """Chapter 01's explorer in JupyterLab is the live widget (not the site's static view):
+    move its step slider with the keyboard and return the figure's source before and after."""
+    box = page.locator(".jp-OutputArea-output .widget-vbox",
+                       has_text="The error of a finite difference").first
+    box.scroll_into_view_if_needed()
+    assert page.locator(".jp-OutputArea-output .book-explorer").count() == 0
+    image = box.locator("img").first
+    before = image.get_attribute("src")
+    page.screenshot(path=str(SCREENSHOTS / "lab-01-explorer-before.png"))
+    handle = box.locator("[role=slider]").first
+    handle.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("([img, old]) => img.getAttribute('src') !== old",
+                           arg=[image.element_handle(), before], timeout=30_000)
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(SCREENSHOTS / "lab-01-explorer-after.png"))
+    return before, image.get_attribute("src")
+
+
 def test_a_learner_runs_and_saves_chapter_01_and_no_command_loses_it(tmp_path, monkeypatch):
     folder = tmp_path / "workspace"
     lab.fill_workspace(folder, lab.book_versions())
@@ -130,6 +152,8 @@ def test_a_learner_runs_and_saves_chapter_01_and_no_command_loses_it(tmp_path, m
                         .map(e => e.textContent.slice(0, 400)).join(' | ')""")) from None
             page.wait_for_selector("text=/ipykernel\\) \\| Idle/", timeout=180_000)
             read_as_a_learner(page, notebook)
+            before, after = move_the_live_explorer(page)
+            assert before != after and after.startswith(("blob:", "data:")), "a live redraw"
             before = notebook.stat().st_mtime_ns
             page.keyboard.press("Control+s")
             deadline = time.monotonic() + 30
