@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import re
 
 import numpy as np
 import torch
@@ -20,13 +21,16 @@ def needs_cublas_workspace_config(version: str | None = None) -> bool:
     """Whether deterministic mode on a GPU needs ``CUBLAS_WORKSPACE_CONFIG`` with this torch
     (``version``: ``torch.__version__`` by default; chapter 04). torch 2.9 and older raise on
     a cuBLAS matrix product without it; 2.10 removed that check (its wheels no longer carry the
-    alert, checked on 2.9.1 and 2.10.0)."""
+    alert, checked on 2.9.1 and 2.10.0). A 2.10 pre-release (``2.10.0a0+git...``, a nightly or
+    a vendor's build) may predate that change, so it counts as needing the variable, which
+    costs nothing where it is not needed."""
     version = torch.__version__ if version is None else version
-    try:
-        major, minor = (int(part) for part in version.split("+")[0].split(".")[:2])
-    except ValueError as err:
-        raise ValueError(f"not a torch version: {version!r}") from err
-    return (major, minor) < (2, 10)
+    match = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)?(?P<pre>(?:a|b|rc|\.dev)\w*)?(?:\+.*)?",
+                         str(version))
+    if match is None:
+        raise ValueError(f"not a torch version: {version!r}")
+    major, minor = int(match[1]), int(match[2])
+    return (major, minor) < (2, 10) or ((major, minor) == (2, 10) and bool(match["pre"]))
 
 
 def set_seed(seed: int, deterministic: bool = False) -> int:

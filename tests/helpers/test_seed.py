@@ -167,7 +167,10 @@ def test_fingerprint_hashes_persistent_buffers_only():
 
 @pytest.mark.parametrize("version,needed", [("2.9.1", True), ("2.9.0+cu126", True),
                                             ("2.10.0", False), ("2.14.1+cu130", False),
-                                            ("3.0.0a0+git1234", False), ("1.13.1", True)])
+                                            ("3.0.0a0+git1234", False), ("1.13.1", True),
+                                            ("2.10.0a0+git5ab1e2c", True),
+                                            ("2.10.0.dev20250901+cu128", True),
+                                            ("2.10.0rc1", True), ("2.11.0a0+gitabc", False)])
 def test_cublas_workspace_config_is_needed_up_to_torch_2_9(version, needed):
     assert needs_cublas_workspace_config(version) is needed
 
