@@ -192,11 +192,11 @@ class Explorer:
         else:
             cols = min(4, len(keys))
             rows = math.ceil(len(keys) / cols)
-        fig = Figure(figsize=(2.6 * cols, 2.0 * rows), dpi=self.dpi, layout="constrained")
+        fig = Figure(figsize=(2.6 * cols, 2.1 * rows), dpi=self.dpi, layout="constrained")
         axes = fig.subplots(rows, cols, squeeze=False).ravel()
         for ax, key in zip(axes, keys, strict=False):
             self.draw(self.states[key], ax, self.values(key))
-            ax.set_title(self.label_of(key), fontsize=8)
+            ax.set_title(self.label_of(key, sep="\n"), fontsize=7)
             ax.tick_params(labelsize=6)
             ax.xaxis.label.set_fontsize(7)
             ax.yaxis.label.set_fontsize(7)
@@ -206,8 +206,9 @@ class Explorer:
             ax.set_visible(False)
         return fig
 
-    def label_of(self, key: tuple[int, ...], lang: str = "en") -> str:
-        return ", ".join(f"{s.label_zh if lang == 'zh' else s.label} = {s.text(s.values[i])}"
+    def label_of(self, key: tuple[int, ...], lang: str = "en", sep: str = ", ") -> str:
+        """The sliders' values at ``key`` in words (``step h = 1e-06, dtype = float64``)."""
+        return sep.join(f"{s.label_zh if lang == 'zh' else s.label} = {s.text(s.values[i])}"
                          for s, i in zip(self.sliders, key, strict=True))
 
     # --- the three views ------------------------------------------------------------------
