@@ -269,7 +269,9 @@ class Explorer:
             description=s.label_zh if lang == "zh" else s.label, continuous_update=False,
             style={"description_width": "initial"}, layout={"width": "28em"})
             for s in self.sliders]
-        image = widgets.Image(format="png", layout={"max_width": "100%"})
+        live_dpi = 100  # drawn at its own size: a smaller picture stretched looks blurred
+        image = widgets.Image(format="png", width=str(round(self.figsize[0] * live_dpi)),
+                              layout={"max_width": "100%"})
         caption = widgets.HTML()
 
         def show(_change: Any = None) -> None:
@@ -277,7 +279,7 @@ class Explorer:
 
             values = {s.name: w.value for s, w in zip(self.sliders, sliders, strict=True)}
             state = self.live_state(**values)
-            fig = Figure(figsize=self.figsize, dpi=self.dpi, layout="constrained")
+            fig = Figure(figsize=self.figsize, dpi=live_dpi, layout="constrained")
             self.draw(state, fig.subplots(), values)
             image.value = base64.b64decode(_png(fig))
             caption.value = html.escape(self.caption(state, values)[1 if lang == "zh" else 0])

@@ -3,7 +3,8 @@ reads, so the book is rendered from the tested run instead of executing every ch
 (``make nbmake`` runs it after the notebooks passed).
 
 jupyter-cache matches a notebook by its code cells (source and metadata) and its kernelspec;
-nbclient adds an ``execution`` timing entry to each cell's metadata, which is dropped first;
+nbclient adds an ``execution`` timing entry to each cell's metadata, which is dropped first
+(and the widgets' saved state, which the site does not use: see below);
 the slowest cells' seconds are kept in ``_build/nbmake-cell-times.json`` before that, so a
 chapter that ran far over its stated time names the cell it spent it in (the stated-time test
 prints them).
@@ -69,6 +70,10 @@ def cache_executed(executed: Path, cache_dir: Path = CACHE,
         if not path.is_file():
             raise FileNotFoundError(f"{chapter.name}: no executed notebook at {path}")
         notebook = nbformat.read(path, as_version=4)
+        # The site shows each explorer's static view (text/html, helpers/explore.py), never a
+        # widget: without the widgets' saved state no page loads the widget manager, whose
+        # fonts it would ask for relative to the page (and fail to find, offline)
+        notebook.metadata.pop("widgets", None)
         times[chapter.stem] = cell_time_record(notebook)
         for cell in notebook.cells:
             cell.metadata.pop("execution", None)

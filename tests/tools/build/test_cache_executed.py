@@ -37,6 +37,17 @@ def test_an_executed_chapter_is_found_as_the_build_reads_it(book):
     assert all("execution" not in c.metadata for c in stored.cells)  # the timing is dropped
 
 
+def test_the_widgets_saved_state_is_dropped(book):
+    """The site shows explorers' static views: no page should load the widget manager."""
+    root, chapter = book
+    path = root / "executed" / "99_mini.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    notebook.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    nbformat.write(notebook, path)
+    cache_executed(root / "executed", root / "cache", [chapter])
+    assert "widgets" not in nbformat.read(path, as_version=4).metadata
+
+
 def test_a_chapter_whose_code_changed_since_the_run_is_an_error(book):
     root, chapter = book
     chapter.write_text(MINI.replace("width = 16", "width = 17"), encoding="utf-8")
