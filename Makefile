@@ -124,11 +124,13 @@ $(STAGE)/site: $(STAGE)/sync $(STAGE)/appendix $(SITE_IN)
 	fi
 	$(stage_done)
 # SIDE_BY_SIDE=1 (set by `make book`, see there): the Chinese build does not wait for the English.
-# The appendix stage runs first (order only): its stamp moves whenever an English chapter is
-# edited, but the Chinese build needs to run only when one of the pages it writes into book/zh/
-# changed (they are among SITE_ZH_IN, and are rewritten only when their text changes), so a
-# prose edit of an English chapter rebuilds the English site alone (issue 46).
-$(STAGE)/site-zh: $(SITE_ZH_IN) $(if $(SIDE_BY_SIDE),,$(STAGE)/site) | $(STAGE)/appendix
+# The appendix stage and the English build run first, but only as an order: their stamps move
+# whenever an English chapter is edited, and the Chinese build needs to run only when a file it
+# reads changed: a Chinese page, including the code cells `make sync` copies into it and the
+# pages the appendix stage writes into book/zh/ (all rewritten only when their text changes),
+# or the extensions and static files. So a prose edit of an English chapter rebuilds the
+# English site alone (issue 46).
+$(STAGE)/site-zh: $(SITE_ZH_IN) | $(STAGE)/appendix $(if $(SIDE_BY_SIDE),,$(STAGE)/site)
 	start=$$($(NOW))
 	"$(BIN)/python" -m tools.build.zh_edition build
 	$(stage_done)
