@@ -60,9 +60,13 @@ def test_every_figure_cell_states_its_finding_in_both_languages(chapter):
 
 
 def page_images(page: Path) -> list[dict]:
-    """The <img> tags of a built page's content (not the theme's header buttons)."""
+    """The <img> tags of a built page's content (not the theme's header buttons, and not an
+    explorer's pictures: each state's picture has an empty alt on purpose, its caption beside
+    it says what it shows in the page's language, and every state is listed in words:
+    helpers/explore.py; tests/helpers/test_explore.py checks that)."""
     html = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
-    return [img.attrs for img in html.select("article img")]
+    return [img.attrs for img in html.select("article img")
+            if not img.find_parent(class_="book-explorer")]
 
 
 EDITIONS = [("en", HTML / "book"), ("zh", HTML / zh_edition.ZH)]

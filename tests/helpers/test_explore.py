@@ -66,6 +66,8 @@ def test_the_page_holds_one_picture_per_state_and_shows_the_first():
         assert f'<label for="explorer-sq-{n}">' in page and f'id="explorer-sq-{n}"' in page
     assert '<span lang="en">square is 4</span><span lang="zh-CN">平方是 4</span>' in page
     assert 'class="explorer-print"' in page  # the small multiples, for print
+    # each picture's text is its caption, beside it (the alt stays empty: no repetition)
+    assert page.count('alt=""') == 7 and page.count("<figcaption>") == 6
     assert page.count("<li>") == 6  # every state in words
 
 
