@@ -89,6 +89,7 @@ _EXPORTS: dict[str, str] = {
     "WhatTheWorkerSees": "workers",
     "private_dirty_kib": "workers",
     "reseed_dataset_rng": "workers",
+    "usable_cpus": "workers",
     "strip_compile_prefix": "wrappers",
     "unwrap_compiled": "wrappers",
 }

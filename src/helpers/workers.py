@@ -8,12 +8,15 @@ in a fresh interpreter, which finds a class by its module and name and cannot fi
 in a notebook's ``__main__`` (chapter 02, "Spawn and forkserver workers need an importable
 Dataset"). The chapters print each class's source where they use it. Everything a worker
 needs is an attribute of the dataset (no notebook globals), and importing this module does no
-work beyond definitions, because every worker imports it.
+work beyond definitions, because every worker imports it. With them, :func:`usable_cpus`: how
+many workers can run at once (chapter 02, "Workers").
 """
 
 from __future__ import annotations
 
 import io
+import math
+import os
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -129,6 +132,44 @@ def private_dirty_kib(smaps_rollup: str = "/proc/self/smaps_rollup") -> int | No
         if line.startswith("Private_Dirty:"):
             return int(line.split()[1])
     raise ValueError(f"{smaps_rollup} has no Private_Dirty line")
+
+
+def usable_cpus(cgroup: str | Path = "/sys/fs/cgroup",
+                membership: str | Path = "/proc/self/cgroup") -> int:
+    """CPUs this process may use, for sizing ``num_workers`` (chapter 02, "Workers"): its CPU
+    affinity (``os.process_cpu_count()`` on Python 3.13+, ``os.sched_getaffinity`` on Linux,
+    else ``os.cpu_count()``), capped by the tightest CPU quota set on its own cgroup or a parent
+    (cgroup v2 ``cpu.max`` at each level below the mount ``cgroup``, found from the ``0::``
+    line of ``membership``; else v1 ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``), rounded up
+    (a quota of 1.5 CPUs' time lets 2 workers run at once, each part of the time)."""
+    if hasattr(os, "process_cpu_count"):  # Python 3.13+
+        count = os.process_cpu_count() or 1
+    elif hasattr(os, "sched_getaffinity"):  # Linux
+        count = len(os.sched_getaffinity(0))
+    else:
+        count = os.cpu_count() or 1
+    root = Path(cgroup)
+    try:  # cgroup v2: the line "0::/a/b" names this process's cgroup below the mount
+        lines = Path(membership).read_text().splitlines()
+        own = [part for part in next(line[3:] for line in lines
+                                     if line.startswith("0::")).split("/") if part]
+    except (OSError, StopIteration):
+        own = []
+    quotas = []
+    for depth in range(len(own), -1, -1):  # its own cgroup, then each parent up to the mount
+        try:  # "max 100000" (no limit) or "200000 100000" (2 CPUs' worth of time)
+            limit, period = root.joinpath(*own[:depth], "cpu.max").read_text().split()
+            quotas += [] if limit == "max" else [int(limit) / int(period)]
+        except (OSError, ValueError):
+            pass
+    if not quotas:
+        try:  # cgroup v1: a quota of -1 means no limit
+            limit = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
+            period = int((root / "cpu" / "cpu.cfs_period_us").read_text())
+            quotas += [limit / period] if limit > 0 else []
+        except (OSError, ValueError):
+            pass
+    return max(1, min([count] + [math.ceil(q) for q in quotas]))
 
 
 class MemoryAfterReading(Dataset):

@@ -4,7 +4,6 @@ must raise; evidence from the world with it must pass (the positive control)."""
 
 from __future__ import annotations
 
-import os
 import random
 
 import numpy as np
@@ -145,41 +144,6 @@ def test_c07_grid_must_reach_twice_the_cores() -> None:
     speed = _machine(8, 8, batches)
     with pytest.raises(AssertionError, match="lacks"):
         _c07()(speed, batches, 8)
-
-
-@pytest.mark.parametrize(("cpu_max", "expected"), [("max 100000\n", None), ("100000 100000\n", 1),
-                                                    ("150000 100000\n", 2)])
-def test_c07_usable_cpus_reads_the_cgroup_quota(tmp_path, cpu_max: str,
-                                                 expected: int | None) -> None:
-    usable_cpus = chapter_function(STEM, "usable_cpus", os=os)
-    unlimited = usable_cpus(str(tmp_path / "missing"))
-    (tmp_path / "cpu.max").write_text(cpu_max)
-    assert usable_cpus(str(tmp_path)) == (unlimited if expected is None
-                                          else min(unlimited, expected))
-    v1 = tmp_path / "v1"
-    (v1 / "cpu").mkdir(parents=True)
-    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("100000\n")
-    (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
-    assert usable_cpus(str(v1)) == 1
-
-
-def test_c07_usable_cpus_reads_a_parent_cgroup_quota(tmp_path) -> None:
-    """cgroup v2 without a cgroup namespace: the process sits in /a/b below the mount, and the
-    quota is set on its parent /a (a systemd slice, say), not at the mount's root."""
-    usable_cpus = chapter_function(STEM, "usable_cpus", os=os)
-    unlimited = usable_cpus(str(tmp_path / "missing"))
-    (tmp_path / "a" / "b").mkdir(parents=True)
-    (tmp_path / "cpu.max").write_text("max 100000\n")
-    (tmp_path / "a" / "cpu.max").write_text("100000 100000\n")
-    (tmp_path / "a" / "b" / "cpu.max").write_text("max 100000\n")
-    membership = tmp_path / "cgroup"
-    membership.write_text("0::/a/b\n")
-    assert usable_cpus(str(tmp_path), str(membership)) == 1
-    membership.write_text("0::/\n")  # in a cgroup namespace: its own cgroup is the mount
-    assert usable_cpus(str(tmp_path), str(membership)) == unlimited
-    (tmp_path / "a" / "b" / "cpu.max").write_text("50000 100000\n")
-    membership.write_text("0::/a/b\n")
-    assert usable_cpus(str(tmp_path), str(membership)) == 1
 
 
 # C08: random validation transform ---------------------------------------------------------

@@ -19,6 +19,7 @@ from helpers import (
     WhatTheWorkerSees,
     private_dirty_kib,
     reseed_dataset_rng,
+    usable_cpus,
     worker_context,
 )
 
@@ -128,3 +129,38 @@ def test_memory_after_reading_loads_in_spawn_workers():
     rows = batches(MemoryAfterReading(["ab", "cde"], workers=2), 2, "spawn", batch_size=None)
     assert [row["worker"] for row in rows] == [0, 1]
     assert all(row["chars"] == 5 for row in rows)
+
+
+@pytest.mark.parametrize(("cpu_max", "expected"), [("max 100000\n", None), ("100000 100000\n", 1),
+                                                    ("150000 100000\n", 2)])
+def test_usable_cpus_reads_the_cgroup_quota(tmp_path, cpu_max: str,
+                                            expected: int | None) -> None:
+    unlimited = usable_cpus(str(tmp_path / "missing"))
+    (tmp_path / "cpu.max").write_text(cpu_max)
+    assert usable_cpus(str(tmp_path)) == (unlimited if expected is None
+                                          else min(unlimited, expected))
+    v1 = tmp_path / "v1"
+    (v1 / "cpu").mkdir(parents=True)
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("100000\n")
+    (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    assert usable_cpus(v1) == 1
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")  # v1's "no limit"
+    assert usable_cpus(v1) == unlimited
+
+
+def test_usable_cpus_reads_a_parent_cgroup_quota(tmp_path) -> None:
+    """cgroup v2 without a cgroup namespace: the process sits in /a/b below the mount, and the
+    quota is set on its parent /a (a systemd slice, say), not at the mount's root."""
+    unlimited = usable_cpus(str(tmp_path / "missing"))
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    (tmp_path / "a" / "cpu.max").write_text("100000 100000\n")
+    (tmp_path / "a" / "b" / "cpu.max").write_text("max 100000\n")
+    membership = tmp_path / "cgroup"
+    membership.write_text("0::/a/b\n")
+    assert usable_cpus(str(tmp_path), str(membership)) == 1
+    membership.write_text("0::/\n")  # in a cgroup namespace: its own cgroup is the mount
+    assert usable_cpus(str(tmp_path), str(membership)) == unlimited
+    (tmp_path / "a" / "b" / "cpu.max").write_text("50000 100000\n")
+    membership.write_text("0::/a/b\n")
+    assert usable_cpus(str(tmp_path), str(membership)) == 1
