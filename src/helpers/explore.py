@@ -25,6 +25,7 @@ import base64
 import html
 import io
 import itertools
+import json
 import math
 import os
 import re
@@ -231,7 +232,7 @@ class Explorer:
                 f'{_both((s.label, s.label_zh))}</label> <input type="range" id="{ident}" '
                 f'min="0" max="{len(s.values) - 1}" step="1" value="{i}" '
                 f'aria-valuetext="{html.escape(shown[i], quote=True)}" '
-                f"data-values='{html.escape(_json(shown), quote=True)}'> "
+                f"data-values='{html.escape(json.dumps(shown, ensure_ascii=False), quote=True)}'> "
                 f'<output for="{ident}">{html.escape(shown[i])}</output></div>')
         states = []
         for key, state in self.states.items():
@@ -300,9 +301,3 @@ class Explorer:
         if live:
             bundle.update({k: v for k, v in live.items() if k != "text/plain"})
         return bundle
-
-
-def _json(values: list[str]) -> str:
-    import json
-
-    return json.dumps(values, ensure_ascii=False)

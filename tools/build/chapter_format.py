@@ -40,6 +40,7 @@ CODE_CELL_RE = re.compile(r"^(?P<fence>`{3,})\{code-cell\}[^\n]*\n.*?^(?P=fence)
 # The YAML front matter at the top of a chapter (jupytext's header and the kernelspec).
 FRONT_MATTER_RE = re.compile(r"\A---\n(?P<yaml>.*?\n)---\n", re.S)
 CLAIM_ID_RE = re.compile(r"\bC\d{2,3}\b")
+CLAIM_CALL_RE = re.compile(r'\bclaim\(\s*"(C\d{2,3})"')  # a claim cell's `claim("C24", ...)`
 # The header line of an English chapter: "*Reading time about N min. Runs in about M s on a
 # 2-core CPU...*" (book/README.md, "File and cells"); group 1 is M, the run time.
 RUN_TIME_RE = re.compile(r"^\*(?:Reading time about \d+ min\. )?Runs in about (\d+) s\b", re.M)

@@ -10,9 +10,9 @@ anchor the book has.
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any
 
+from tools.build.chapter_format import CLAIM_CALL_RE, heading_anchor, headings
 from tools.build.jupyter_markdown import CODE_SPAN_RE, DIRECTIVE_RE
 from tools.build.questions import Question, parse
 
@@ -79,7 +79,5 @@ def key_problems(q: Question, claims: set[str], anchors: set[str]) -> list[str]:
 def evidence(text: str) -> tuple[set[str], set[str]]:
     """The claims a chapter's text checks (``claim("C24", ...)``) and its heading anchors:
     what ``:claim:`` and ``:section:`` may name."""
-    from tools.build.chapter_format import heading_anchor, headings
-
-    claims = set(re.findall(r'\bclaim\(\s*"(C\d+)"', text))
+    claims = set(CLAIM_CALL_RE.findall(text))
     return claims, {heading_anchor(h) for level, h, _ in headings(text) if level <= 3}

@@ -23,7 +23,15 @@ from pathlib import Path
 
 import yaml
 
-from tools.build.chapter_format import BOOK, ROOT, ZH, chapters, heading_anchor, plain_heading
+from tools.build.chapter_format import (
+    BOOK,
+    CLAIM_CALL_RE,
+    ROOT,
+    ZH,
+    chapters,
+    heading_anchor,
+    plain_heading,
+)
 
 LEDGER = ROOT / "claims" / "ledger.yml"
 RECORD_DIRS = [ROOT / "_build" / "claims", ROOT / "claims" / "records"]
@@ -40,7 +48,6 @@ WORDS = {
            "missing": "**缺失**：没有单元格检查它", "breaks": "<br><br>*在哪里不成立：*",
            "can_fail": "<br><br>*在论断不成立时确实会失败的测试：*"},
 }
-CLAIM_RE = re.compile(r'claim\(\s*"(C\d{2,3})"')
 HEADING_RE = re.compile(r"^(#{1,3}) (.+)$")
 
 
@@ -71,7 +78,7 @@ def claim_sites(book: Path = BOOK) -> dict[str, list[Site]]:
                 if level == 1:
                     title = plain_heading(text)
                 section = plain_heading(text)
-            for claim_id in CLAIM_RE.findall(line):
+            for claim_id in CLAIM_CALL_RE.findall(line):
                 site = Site(chapter.stem, title, section, heading_anchor(section))
                 if site not in sites.setdefault(claim_id, []):
                     sites[claim_id].append(site)
