@@ -1,8 +1,10 @@
 """Each chapter's header states its run time on a 2-core CPU; the nbmake run measures it.
 
 A stated time that drifts from the measured one (a chapter grew, a header was not updated) is
-prose that no longer matches the output. `make nbmake` writes the per-notebook times to a JUnit
-file; `make html-test` runs this check after it.
+prose that no longer matches the output. `make nbmake` writes each chapter's seconds to
+``_build/chapter-run-times.json`` (the book's run, from the kernel's start to its last cell,
+apart from the student edition's exercises that share its kernel); `make html-test` runs this
+check after it.
 
 The same 2-core machine is not always as fast: fresh-clone runs of the same chapters measured
 01 9 s and 02 20 s (2026-11-30), 01 18 s and 02 46 s (2026-12-02), 01 8 s and 02 23 s
@@ -17,7 +19,6 @@ import json
 import os
 import re
 import statistics
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ import pytest
 from tools.build.chapter_format import RUN_TIME_RE, chapters
 
 ROOT = Path(__file__).resolve().parents[2]
-JUNIT = ROOT / "_build" / "nbmake-junit.xml"
+RUN_TIMES = ROOT / "_build" / "chapter-run-times.json"  # tests/chapters/test_chapters_run.py
 CELL_TIMES = ROOT / "_build" / "nbmake-cell-times.json"  # tools/build/cache_executed.py writes it
 # "..., and up to about N s the first time" (09: torch.compile's cache empty): the cold bound,
 # read across line breaks (the header is wrapped)
@@ -49,15 +50,10 @@ def first_time_seconds(text: str) -> int | None:
     return int(match[1]) if match else None
 
 
-def measured_seconds(junit: Path) -> dict[str, float]:
-    """Wall seconds per notebook stem, from pytest's JUnit XML of the nbmake run."""
-    times = {}
-    for case in ET.parse(junit).getroot().iter("testcase"):
-        stem = Path(case.get("classname", "").replace(".", "/")).name or case.get("name", "")
-        name = case.get("name", "")
-        key = Path(name).stem if name.endswith(".ipynb") else stem
-        times[key] = float(case.get("time", "0"))
-    return times
+def measured_seconds(run_times: Path) -> dict[str, float]:
+    """Wall seconds of the book's run per chapter stem, from make nbmake's record."""
+    times = json.loads(run_times.read_text(encoding="utf-8"))
+    return {stem: float(seconds["book"]) for stem, seconds in times.items()}
 
 
 def run_speed(measured: dict[str, float], stated: dict[str, int]) -> float:
@@ -121,24 +117,23 @@ def test_stated_seconds_reads_the_header_and_refuses_a_missing_one():
         stated_seconds("*Runs quickly.*")
 
 
-def test_measured_seconds_reads_junit(tmp_path):
-    junit = tmp_path / "j.xml"
-    junit.write_text('<testsuites><testsuite><testcase classname="" name="08_checkpoints.ipynb" '
-                     'time="31.5"/></testsuite></testsuites>')
-    assert measured_seconds(junit) == {"08_checkpoints": 31.5}
+def test_measured_seconds_reads_the_book_s_seconds(tmp_path):
+    record = tmp_path / "times.json"
+    record.write_text('{"08_checkpoints": {"book": 31.5, "student": 6.0}}')
+    assert measured_seconds(record) == {"08_checkpoints": 31.5}
 
 
 def test_stated_run_times_match_the_measured_ones():
-    if not JUNIT.exists():
+    if not RUN_TIMES.exists():
         if os.environ.get("BOOK_REQUIRE_HTML"):
-            raise RuntimeError(f"{JUNIT} is missing: run `make nbmake` first")
+            raise RuntimeError(f"{RUN_TIMES} is missing: run `make nbmake` first")
         pytest.skip("no nbmake run recorded")
     if os.cpu_count() != 2:
         pytest.skip(f"the headers state times on 2 cores; this machine has {os.cpu_count()}")
     texts = {chapter.stem: chapter.read_text(encoding="utf-8") for chapter in chapters()}
     stated = {stem: stated_seconds(text) for stem, text in texts.items()}
     first_time = {stem: n for stem, text in texts.items() if (n := first_time_seconds(text))}
-    measured = measured_seconds(JUNIT)
+    measured = measured_seconds(RUN_TIMES)
     print(f"this run's speed: {run_speed(measured, stated):.2f}x the stated times")
     problems = header_problems(measured, stated, first_time)
     cells = json.loads(CELL_TIMES.read_text(encoding="utf-8")) if CELL_TIMES.exists() else {}

@@ -16,10 +16,11 @@ the kernel for data; an exercise listed in ``SANDBOX_ONLY`` (none now) would kee
 verdict and be reported as not verified. Each cell's time limit is ``TIMEOUT=`` or, by default,
 the one ``make grade-class`` gives a notebook of that chapter (:func:`default_timeout`).
 
-:func:`execute_graded` is the one implementation behind ``make grade``, ``make grade-class``
-(each submission runs ``python -m tools.teach.grade --json`` in its sandbox) and the student-edition
-test (its ``after_check`` hook tries more answers right after an exercise's check, and grades
-each the same way, with :func:`verdict_of`).
+:func:`execute_graded` is the one implementation behind ``make grade`` and ``make grade-class``
+(each submission runs ``python -m tools.teach.grade --json`` in its sandbox). The student-edition
+check of ``make nbmake`` (tools/teach/chapter_run.py) grades with the same :func:`grade_cells`
+and :meth:`Session.verdict_of`, its ``after_check`` hook trying more answers right after each
+exercise's check.
 """
 
 from __future__ import annotations
@@ -146,7 +147,9 @@ class Session:
 
 
 @contextmanager
-def _exercise_log():
+def exercise_log():
+    """A fresh file for the exercise verdicts, named to the kernels started inside (through
+    ``BOOK_EXERCISES_LOG``); the variable is put back after."""
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "exercises.jsonl"
         old = os.environ.get(EXERCISES_LOG_ENV_VAR)
@@ -174,7 +177,7 @@ def execute_graded(notebook, workdir: Path, timeout: int = 600,
         checks = checks_for(notebook)
     for check in checks.values():  # imported before any submission code runs
         check.preload()
-    with _exercise_log() as log, tempfile.TemporaryDirectory(prefix="bridge-") as channel:
+    with exercise_log() as log, tempfile.TemporaryDirectory(prefix="bridge-") as channel:
         client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                                 allow_errors=True, record_timing=False,
                                 resources={"metadata": {"path": str(workdir)}})
@@ -183,7 +186,7 @@ def execute_graded(notebook, workdir: Path, timeout: int = 600,
                 runner = Runner(client, log)
                 session = Session(runner, checks, workdir,
                                   Bridge(runner.run_code, Path(channel)))
-                _grade_cells(notebook, session, report, after_check)
+                grade_cells(notebook, session, report, after_check)
         except DeadKernelError:
             report.other_errors.append("the kernel died (out of memory, or a cell killed it)")
         except CellTimeoutError:
@@ -207,11 +210,13 @@ def checks_for(notebook, book: Path = BOOK) -> dict[str, BookCheck]:
     return book_checks(chapter) if chapter is not None else {}
 
 
-def _grade_cells(notebook, session: Session, report: Report,
-                 after_check: AfterCheck | None) -> None:
+def grade_cells(notebook, session: Session, report: Report,
+                after_check: AfterCheck | None, start: int = 0) -> None:
+    """Execute the notebook's code cells from index ``start`` on, grading each exercise's
+    check as it runs (and calling ``after_check`` right after it) into ``report``."""
     runner, stub_label = session.runner, None
     for index, cell in enumerate(notebook.cells):
-        if cell.cell_type != "code":
+        if cell.cell_type != "code" or index < start:
             continue
         verdicts = runner.run(cell, index)
         error = cell_error(cell)

@@ -6,11 +6,12 @@ exercise's solution (everything from ``solution-start`` to ``solution-end``, pro
 is replaced by one code cell that raises ``NotImplementedError`` with a hint, the exercise
 text becomes plain markdown, and the check cells stay. Outputs are empty.
 
-:func:`run_student_edition` executes a chapter's student edition once and, right after each
-exercise's check, tries answers in the same kernel (wrong ones, then the chapter's own
-solution), each followed by the check: this is how the tests prove that every check rejects
-wrong answers and accepts the solution with only what a learner's notebook defines. Each try
-is graded as ``make grade`` and ``make grade-class`` grade it (``Session.verdict_of`` in
+:func:`answer_tries` is the hook that, right after each exercise's check in a run of the
+student edition, tries answers in the same kernel (wrong ones, then the chapter's own
+solution), each followed by the check: this is how ``make nbmake`` proves that every check
+rejects wrong answers and accepts the solution with only what a learner's notebook defines
+(tools/teach/chapter_run.py runs the student edition in each chapter's own run). Each try is
+graded as ``make grade`` and ``make grade-class`` grade it (``Session.verdict_of`` in
 tools/teach/grade.py: the kernel's verdict, then the grader's own run of the book's check).
 """
 
@@ -18,11 +19,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-
-import nbformat
 
 from tools.build import zh_edition
 from tools.build.chapter_format import (
@@ -31,12 +29,10 @@ from tools.build.chapter_format import (
     ZH,
     chapters,
     ipynb_from_myst,
-    solution_code,
     student_text,
 )
 from tools.build.generated import Generated
-from tools.teach.grade import Report, Session, cell_error, execute_graded
-from tools.teach.trusted_check import book_checks
+from tools.teach.grade import AfterCheck, Session, cell_error
 
 
 def write_student_edition(out_dir: Path, book_dir: Path | None = None,
@@ -80,43 +76,37 @@ class Attempt:
     verified: bool = False  # the verdict is the grader's own run of the book's check
 
 
-@dataclass
-class StudentRun:
-    report: Report
-    attempts: list[Attempt] = field(default_factory=list)
-    seconds: float = 0.0
-
-
 # Run before and after the answers to one exercise: the answers may define names and draw
 # random numbers; the cells after the exercise must see the learner's notebook unchanged.
-_SAVE = ("import random as _h_random, numpy as _h_np, torch as _h_torch\n"
-         "_h_saved = (dict(globals()), _h_torch.random.get_rng_state(), _h_random.getstate(),"
-         " _h_np.random.get_state())")
-_RESTORE = ("for _h_name in [n for n in globals() if not n.startswith('_')]:\n"
-            "    if _h_name not in _h_saved[0]:\n"
+# (tools/teach/chapter_run.py saves the book's state the same way, under another name.)
+def save_state(name: str = "_h_saved") -> str:
+    """Kernel code that keeps the notebook's names and random generators' states in ``name``."""
+    return ("import random as _h_random, numpy as _h_np, torch as _h_torch\n"
+            f"{name} = (dict(globals()), _h_torch.random.get_rng_state(), _h_random.getstate(),"
+            " _h_np.random.get_state())")
+
+
+def restore_state(name: str = "_h_saved") -> str:
+    """Kernel code that puts back what :func:`save_state` kept (names an answer defined are
+    deleted; objects changed in place stay changed)."""
+    return ("for _h_name in [n for n in globals() if not n.startswith('_')]:\n"
+            f"    if _h_name not in {name}[0]:\n"
             "        del globals()[_h_name]\n"
-            "globals().update({n: v for n, v in _h_saved[0].items() if not n.startswith('_')})\n"
-            "_h_torch.random.set_rng_state(_h_saved[1]); _h_random.setstate(_h_saved[2]); "
-            "_h_np.random.set_state(_h_saved[3])")
+            f"globals().update({{n: v for n, v in {name}[0].items() if not n.startswith('_')}})\n"
+            f"_h_torch.random.set_rng_state({name}[1]); _h_random.setstate({name}[2]); "
+            f"_h_np.random.set_state({name}[3])")
 
 
-def run_student_edition(chapter: Path, wrong_answers: dict[str, list[str]],
-                        workdir: Path, timeout: int = 300) -> StudentRun:
-    """Execute ``chapter``'s student edition once, trying answers after each exercise's check.
-
-    ``wrong_answers`` maps a label to code cells that must fail its check; the solution from
-    the chapter is tried last and must pass. Names the answers define or rebind, and the
-    random generators, are restored before the notebook goes on (objects changed in place
-    are not).
-    """
-    text = chapter.read_text(encoding="utf-8")
-    solutions = solution_code(text)
-    notebook = nbformat.reads(ipynb_from_myst(student_text(text)), as_version=4)
-    attempts: list[Attempt] = []
+def answer_tries(wrong_answers: dict[str, list[str]], solutions: dict[str, list[str]],
+                 attempts: list[Attempt]) -> AfterCheck:
+    """The ``after_check`` hook of :func:`tools.teach.grade.grade_cells` that, right after an
+    exercise's check, tries its wrong answers and then its solution, each followed by the
+    check and graded as ``make grade`` grades it, appending an :class:`Attempt` per try; the
+    notebook's names and random generators are restored after each try."""
 
     def try_answers(session: Session, label: str, check_cell, index: int) -> None:
         runner = session.runner
-        runner.run_source(_SAVE, index)
+        runner.run_source(save_state(), index)
         tries = [(f"wrong {i}", [code]) for i, code in enumerate(wrong_answers.get(label, []), 1)]
         for kind, cells in [*tries, ("solution", solutions.get(label, []))]:
             errors = []
@@ -132,14 +122,11 @@ def run_student_edition(chapter: Path, wrong_answers: dict[str, list[str]],
                                                                cell_error(checked))
                 attempts.append(Attempt(label, kind, status, message, "; ".join(errors),
                                         verified))
-            restore, _ = runner.run_source(_RESTORE, index)  # each try starts afresh
+            restore, _ = runner.run_source(restore_state(), index)  # each try starts afresh
             if (error := cell_error(restore)) is not None:
                 raise RuntimeError(f"{label}: restoring the notebook's state failed: {error}")
 
-    start = time.perf_counter()
-    report = execute_graded(notebook, workdir, timeout, after_check=try_answers,
-                            checks=book_checks(chapter))
-    return StudentRun(report, attempts, time.perf_counter() - start)
+    return try_answers
 
 
 def main() -> int:
