@@ -22,8 +22,8 @@ plain nbmake run's, timings aside).
 
 The book's cells run as nbmake runs them (nbclient, each cell's time recorded, the kernel in the
 notebook's folder, a time limit per cell); a book cell that raises, unless tagged
-``raises-exception``, ends the run. The book's seconds (kernel start, lesson, book exercises)
-are kept apart from the student edition's.
+``raises-exception``, ends the run, as does a cell past its time limit or a dead kernel. The
+book's seconds (kernel start, lesson, book exercises) are kept apart from the student edition's.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from tools.build.chapter_format import STUB_RE, ipynb_from_myst, solution_code, student_text
 from tools.teach.grade import Report, Runner, Session, cell_error, exercise_log, grade_cells
@@ -126,22 +127,27 @@ def run_chapter(chapter: Path, notebook_path: Path, wrong_answers: dict[str, lis
         client = NotebookClient(together, timeout=timeout, kernel_name="python3",
                                 allow_errors=True, record_timing=True,
                                 resources={"metadata": {"path": str(notebook_path.parent)}})
-        with client.setup_kernel():
-            run.book_error = _run_book_cells(client, book.cells, range(book_end))
-            if not run.book_error:
-                student_start_s = time.perf_counter()
-                runner = Runner(client, log)
-                session = Session(runner, checks, notebook_path.parent,
-                                  Bridge(runner.run_code, Path(channel)))
-                if error := runner.run_code(save_state(BOOK_STATE), size):
-                    raise RuntimeError(f"saving the book's state failed: {error}")
-                grade_cells(together, session, run.report,
-                            answer_tries(wrong_answers, solution_code(text), run.attempts),
-                            start=size)
-                if error := runner.run_code(restore_state(BOOK_STATE), size):
-                    raise RuntimeError(f"restoring the book's state failed: {error}")
-                run.student_seconds = time.perf_counter() - student_start_s
-                run.book_error = _run_book_cells(client, book.cells, range(book_end, size))
+        phase = "the book's lesson"
+        try:
+            with client.setup_kernel():
+                run.book_error = _run_book_cells(client, book.cells, range(book_end))
+                if not run.book_error:
+                    phase, student_start_s = "the student edition", time.perf_counter()
+                    runner = Runner(client, log)
+                    session = Session(runner, checks, notebook_path.parent,
+                                      Bridge(runner.run_code, Path(channel)))
+                    if error := runner.run_code(save_state(BOOK_STATE), size):
+                        raise RuntimeError(f"saving the book's state failed: {error}")
+                    grade_cells(together, session, run.report,
+                                answer_tries(wrong_answers, solution_code(text), run.attempts),
+                                start=size)
+                    if error := runner.run_code(restore_state(BOOK_STATE), size):
+                        raise RuntimeError(f"restoring the book's state failed: {error}")
+                    run.student_seconds = time.perf_counter() - student_start_s
+                    phase = "the book's exercises"
+                    run.book_error = _run_book_cells(client, book.cells, range(book_end, size))
+        except (CellTimeoutError, DeadKernelError) as err:  # the run ends; say where
+            run.book_error = f"in {phase}: {type(err).__name__}: {str(err).splitlines()[0]}"
     run.book_seconds = time.perf_counter() - start - run.student_seconds
     return run
 

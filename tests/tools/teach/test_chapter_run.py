@@ -69,3 +69,11 @@ def test_a_book_cell_that_raises_ends_the_run_and_is_named(tmp_path):
     run = run_chapter(*written(tmp_path, broken), WRONG, timeout=60)
     assert "NameError" in run.book_error and "missing_name" in run.book_error
     assert run.attempts == [] and run.report.results == {}
+
+
+def test_a_cell_past_its_time_limit_ends_the_run_and_says_where(tmp_path):
+    slow = MINI.replace("from helpers import check_exercise",
+                        "from helpers import check_exercise\nimport time\ntime.sleep(30)")
+    run = run_chapter(*written(tmp_path, slow), WRONG, timeout=3)
+    assert run.book_error.startswith("in the book's lesson: CellTimeoutError"), run.book_error
+    assert run.attempts == []
