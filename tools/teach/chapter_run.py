@@ -58,10 +58,6 @@ class ChapterRun:
     student_seconds: float = 0.0
 
 
-def code_sources(cells) -> list[str]:
-    return [cell.source for cell in cells if cell.cell_type == "code"]
-
-
 def shared_lesson(book, student) -> tuple[int, int]:
     """(index in ``book``, index in ``student``) of the first code cell where the two
     editions part: the cells before are the lesson, run once for both. Refuses two editions
