@@ -566,8 +566,12 @@ def test_c104_weights_that_need_no_gradient():
     with pytest.raises(AssertionError, match="0 graph nodes for 100"):
         verdict(nodes, ops, costs)
     real_nodes = {"grad": 100, "no_grad": 0}  # the timing alone must fail too
+    # the ratio is about 1 here, with a tail: one run in a make test read 1.3 (a worker of an
+    # earlier test still exiting), so the timing is the median of three measurements
+    samples = [costs] + [c104_evidence(w_requires_grad=False)[2] for _ in range(2)]
+    median = {key: sorted(s[key] for s in samples)[1] for key in costs}
     with pytest.raises(AssertionError, match="tiny operations only"):
-        verdict(real_nodes, ops, costs)
+        verdict(real_nodes, ops, median)
 
 
 def test_c104_recording_that_scales_with_the_work(c104_real):
