@@ -7,6 +7,7 @@ and the tests import these names instead of repeating a glob or a regex.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -56,7 +57,12 @@ def code_cells(text: str) -> list[str]:
 
     Refuses text where this count disagrees with jupytext's (a fence this rule misreads).
     """
-    blocks = [m.group(0) for m in CODE_CELL_RE.finditer(text)]
+    return list(_code_cells(text))
+
+
+@functools.lru_cache(maxsize=64)  # `make sync` asks about each page several times
+def _code_cells(text: str) -> tuple[str, ...]:
+    blocks = tuple(m.group(0) for m in CODE_CELL_RE.finditer(text))
     parsed = [c for c in jupytext.reads(text, fmt="md:myst").cells if c.cell_type == "code"]
     if len(blocks) != len(parsed):
         raise ValueError(f"found {len(blocks)} code-cell fences but jupytext reads "
@@ -72,6 +78,11 @@ def markdown_cells(text: str) -> list[str]:
 
 def headings(markdown: str) -> list[tuple[int, str, int]]:
     """(level, text, line index) of each heading of markdown text; code blocks do not count."""
+    return list(_headings(markdown))
+
+
+@functools.lru_cache(maxsize=64)  # each Chinese page's links ask for the same chapters' headings
+def _headings(markdown: str) -> tuple[tuple[int, str, int], ...]:
     from markdown_it import MarkdownIt
 
     found = []
@@ -79,7 +90,7 @@ def headings(markdown: str) -> list[tuple[int, str, int]]:
     for opening, inline in zip(tokens, tokens[1:], strict=False):
         if opening.type == "heading_open":
             found.append((int(opening.tag[1]), inline.content.strip(), opening.map[0]))
-    return found
+    return tuple(found)
 
 
 def plain_heading(heading: str) -> str:

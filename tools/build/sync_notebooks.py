@@ -21,6 +21,7 @@ import yaml
 from tools.build import chapter_format, zh_edition
 from tools.build.chapter_format import ROOT, ipynb_from_myst
 from tools.build.generated import Generated
+from tools.build.sync_memo import SyncMemo
 
 BOOK = chapter_format.BOOK
 NOTEBOOKS = chapter_format.NOTEBOOKS
@@ -82,9 +83,11 @@ def problems() -> list[str]:
     return found + zh_edition.sync_problems(BOOK, NOTEBOOKS)
 
 
-def sync(replace: list[Path] = ()) -> Generated:
+def sync(replace: list[Path] = (), memo: SyncMemo | None = None) -> Generated:
     """Write notebooks/ (and the Chinese edition) from book/; returns what was written and
-    what was kept because a person had changed it (``replace``: overwrite these anyway)."""
+    what was kept because a person had changed it (``replace``: overwrite these anyway).
+    ``memo``: skip the pages whose inputs and outputs are as the last sync left them
+    (tools/build/sync_memo.py)."""
     NOTEBOOKS.mkdir(exist_ok=True)
     root = BOOK.parent
     generated = Generated("make sync", manifest=root / ".generated.json", root=root,
@@ -96,15 +99,22 @@ def sync(replace: list[Path] = ()) -> Generated:
         if updated != text:
             chapter.write_text(updated, encoding="utf-8")
         target = notebook_for(chapter)
-        if generated.write(target, notebook_text(chapter)) == "wrote":
+        if memo and memo.unchanged([chapter.name, updated], [target]):
+            continue
+        outcome = generated.write(target, notebook_text(chapter))
+        if outcome == "wrote":
             print(f"wrote notebooks/{target.name}")
+        if memo and outcome != "kept":  # a kept file is reported again at every sync
+            memo.record([chapter.name, updated], [target])
     for orphan in NOTEBOOKS.glob("*.ipynb"):
         if orphan.name not in {notebook_for(c).name for c in chapters()}:
             print(f"note: notebooks/{orphan.name} has no chapter; delete it or add the chapter")
     try:
-        zh_edition.sync(BOOK, NOTEBOOKS, generated)  # after the install lines: copies code
+        zh_edition.sync(BOOK, NOTEBOOKS, generated, memo)  # after the install lines: copies code
     finally:
         generated.save()
+        if memo:
+            memo.save()
     return generated
 
 
@@ -120,7 +130,7 @@ def main() -> int:
             print(issue)
         return 1 if issues else 0
     try:
-        sync(args.replace)
+        sync(args.replace, SyncMemo())
     except (zh_edition.CodeCellsMismatch, IsADirectoryError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

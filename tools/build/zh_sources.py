@@ -21,6 +21,7 @@ from tools.build.chapter_format import (
     markdown_cells,
 )
 from tools.build.generated import Generated
+from tools.build.sync_memo import SyncMemo
 
 BOOK = chapter_format.BOOK
 NOTEBOOKS = chapter_format.NOTEBOOKS
@@ -94,6 +95,10 @@ def notebook_text(zh_text: str, stem: str | None = None) -> str:
     it is)."""
     _, rest, body = split_front_matter(zh_text)
     return ipynb_from_myst(f"---\n{rest}---\n{body}" if rest else body, language=ZH, stem=stem)
+
+
+def _text_or_none(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.is_file() else "(none)"
 
 
 def _sha(text: str, length: int) -> str:
@@ -220,12 +225,28 @@ def own_code(text: str) -> str:
     return "\n".join(cell for cell in cells if body(cell))
 
 
+def linked_pages(*texts: str) -> list[str]:
+    """The pages (``05_debugging.md``) that section links in ``texts`` point at."""
+    return sorted({m["page"] for text in texts for m in LINK_RE.finditer(text) if m["page"]})
+
+
+def _sync_inputs(page: Path, book: Path) -> list[str]:
+    """What ``sync`` makes a Chinese page's outputs from: the page, its English page, and both
+    editions of each page it links to (their headings give the anchors)."""
+    text, en_text = _text_or_none(page), _text_or_none(english_for(page, book))
+    return [_rel(page, book), text, en_text] + [
+        f"{linked}\n{_text_or_none(book / linked)}\n{_text_or_none(book / ZH / linked)}"
+        for linked in linked_pages(text, en_text)]
+
+
 def sync(book: Path = BOOK, notebooks: Path = NOTEBOOKS,
-         generated: Generated | None = None) -> None:
+         generated: Generated | None = None, memo: SyncMemo | None = None) -> None:
     """Copy the English code cells into each Chinese chapter; write ``notebooks/zh/``.
 
     A Chinese page whose code cells were edited by hand, or a notebook saved with work in it,
-    is kept and reported (tools/build/generated.py), never overwritten."""
+    is kept and reported (tools/build/generated.py), never overwritten. ``memo``: skip the
+    pages whose inputs (:func:`_sync_inputs`) and outputs are as the last sync left them
+    (tools/build/sync_memo.py)."""
     own = generated is None
     generated = generated or Generated("make sync", manifest=book.parent / ".generated.json",
                                        root=book.parent)
@@ -235,22 +256,30 @@ def sync(book: Path = BOOK, notebooks: Path = NOTEBOOKS,
         if not english.exists():
             print(f"note: {name} has no English page {_rel(english, book)}")
             continue
-        text = page.read_text(encoding="utf-8")
+        text, en_text = page.read_text(encoding="utf-8"), english.read_text(encoding="utf-8")
+        outputs = [page] + ([notebook_for(page, notebooks)] if is_chapter(page) else [])
+        if memo and memo.unchanged(_sync_inputs(page, book), outputs):
+            continue
         try:
-            new = with_english_code(text, english.read_text(encoding="utf-8"), name)
+            new = with_english_code(text, en_text, name)
         except CodeCellsMismatch as err:  # the other pages still get synced
             mismatched.append(str(err))
             continue
         new, _ = localize_links(new, page, book)  # `check` reports what it cannot localize
-        outcome = generated.write(page, new, part=own_code)
-        if outcome == "wrote":
+        outcomes = [generated.write(page, new, part=own_code)]
+        if outcomes[0] == "wrote":
             print(f"wrote {name} (code cells from {_rel(english, book)})")
-        elif outcome == "kept":
+        elif outcomes[0] == "kept":
             new = text
         if is_chapter(page):
             target = notebook_for(page, notebooks)
-            if generated.write(target, notebook_text(new, page.stem)) == "wrote":
+            outcomes.append(generated.write(target, notebook_text(new, page.stem)))
+            if outcomes[-1] == "wrote":
                 print(f"wrote {_rel(target, notebooks)}")
+        # not a kept file: it is reported again at every sync. The inputs are read again:
+        # the page as written is what the next sync reads
+        if memo and "kept" not in outcomes:
+            memo.record(_sync_inputs(page, book), outputs)
     expected = {notebook_for(p, notebooks).name for p in pages(book) if is_chapter(p)}
     for orphan in (notebooks / ZH).glob("*.ipynb"):
         if orphan.name not in expected:
