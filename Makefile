@@ -86,14 +86,14 @@ BOOK_TOOLS := tools/build/chapter_format.py tools/build/generated.py tools/build
 # (not the appendix pages: the appendix stage writes them, after sync)
 SYNC_IN := $(filter-out %/appendix_claims.md %/appendix_glossary.md,\
   $(wildcard book/*.md book/zh/*.md notebooks/*.ipynb notebooks/zh/*.ipynb)) \
-  _config.yml tools/build/sync_notebooks.py tools/build/zh_edition.py $(BOOK_TOOLS)
+  _config.yml tools/build/sync_notebooks.py tools/build/zh/edition.py $(BOOK_TOOLS)
 APPENDIX_IN := claims/ledger.yml $(wildcard claims/records/*.jsonl $(CLAIMS)/*.jsonl) \
   $(wildcard book/*.md book/zh/*.md) book/zh/glossary.yml tools/pages/claims_appendix.py \
-  tools/pages/chapter_map.py tools/build/glossary.py $(BOOK_TOOLS)
+  tools/pages/chapter_map.py tools/build/zh/glossary.py $(BOOK_TOOLS)
 SITE_IN := $(shell find book -type f -not -path 'book/zh/*' 2>/dev/null) _config.yml \
   _toc.yml $(ASSETS) $(wildcard $(EXECUTED)/*.ipynb)
 SITE_ZH_IN := $(shell find book/zh -type f 2>/dev/null) $(wildcard book/_ext/*.py book/_static/*) \
-  tools/build/zh_edition.py tools/build/glossary.py
+  tools/build/zh/edition.py tools/build/zh/glossary.py
 STAGE := _build/.stage
 # Each stage notes its seconds in $(STAGE)/times; `make book` prints and clears them (issue 36:
 # where the seconds of an edit loop go). NOW is a clock that works with any make and shell.
@@ -112,7 +112,7 @@ $(STAGE)/appendix: $(STAGE)/sync $(APPENDIX_IN)
 	start=$$($(NOW))
 	"$(BIN)/python" -m tools.pages.claims_appendix
 	"$(BIN)/python" -m tools.pages.chapter_map
-	"$(BIN)/python" -m tools.build.glossary
+	"$(BIN)/python" -m tools.build.zh.glossary
 	$(stage_done)
 $(STAGE)/site: $(STAGE)/sync $(STAGE)/appendix $(SITE_IN)
 	start=$$($(NOW))
@@ -132,7 +132,7 @@ $(STAGE)/site: $(STAGE)/sync $(STAGE)/appendix $(SITE_IN)
 # English site alone (issue 46).
 $(STAGE)/site-zh: $(SITE_ZH_IN) | $(STAGE)/appendix $(if $(SIDE_BY_SIDE),,$(STAGE)/site)
 	start=$$($(NOW))
-	"$(BIN)/python" -m tools.build.zh_edition build
+	"$(BIN)/python" -m tools.build.zh.edition build
 	$(stage_done)
 $(STAGE)/pdf-link: $(STAGE)/site-zh $(wildcard _build/pdf/*.pdf)
 	start=$$($(NOW))
@@ -204,7 +204,7 @@ readability: $(STAMP)
 appendix: $(STAMP)
 	"$(BIN)/python" -m tools.pages.claims_appendix
 	"$(BIN)/python" -m tools.pages.chapter_map
-	"$(BIN)/python" -m tools.build.glossary
+	"$(BIN)/python" -m tools.build.zh.glossary
 
 # The test build renders from the cache that `make nbmake` filled: it must execute nothing.
 # The Chinese edition (book/zh/ -> _build/html/zh/) has the English code, so the same records.
@@ -212,7 +212,7 @@ build-book: appendix $(ASSETS)
 	mkdir -p "$(CLAIMS)"
 	BOOK_CLAIMS_LOG="$(CURDIR)/$(CLAIMS)/book.jsonl" "$(BIN)/jupyter-book" build -W \
 	  --keep-going . 2>&1 | tee _build/build.log
-	"$(BIN)/python" -m tools.build.zh_edition build 2>&1 | tee _build/build-zh.log
+	"$(BIN)/python" -m tools.build.zh.edition build 2>&1 | tee _build/build-zh.log
 	if grep -n "Executing notebook" _build/build.log _build/build-zh.log; then
 	  echo "the build executed a chapter that nbmake had run: the cache did not match"; exit 1
 	fi

@@ -1,5 +1,5 @@
 """Re-read a chapter whose executed outputs changed in the jupyter-cache, though its source
-did not (chapter 00's "one execution" rule; tools/build/zh_edition.py, book/README.md).
+did not (chapter 00's "one execution" rule; tools/build/zh/edition.py, book/README.md).
 
 The book renders each chapter from the jupyter-cache record that ``make nbmake`` (or the
 build itself) stored for its code. Sphinx re-reads a page only when its source changed, so

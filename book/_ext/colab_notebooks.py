@@ -6,7 +6,7 @@ copies live in ``notebooks/`` (``make sync`` writes them), so the link is rewrit
 ``.../blob/<branch>/notebooks/00_setup.ipynb``. A chapter without its notebook is a warning,
 which ``jupyter-book build -W`` turns into an error.
 
-Two settings serve the Chinese edition (tools/build/zh_edition.py sets them for its build):
+Two settings serve the Chinese edition (tools/build/zh/edition.py sets them for its build):
 ``colab_notebook_dir``, the notebooks' folder in the repository (``notebooks/zh``), and
 ``colab_repository_root``, where the repository's root is (default: the source folder).
 """

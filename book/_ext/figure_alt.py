@@ -10,7 +10,7 @@ chapter tools read a cell's ``:key:`` lines as options, not code):
 ```
 
 myst-nb applies ``alt`` itself. This extension gives every image output of the cell the text
-under the key ``figure_alt_key`` (``alt`` in the English book; tools/build/zh_edition.py sets
+under the key ``figure_alt_key`` (``alt`` in the English book; tools/build/zh/edition.py sets
 ``alt_zh`` for the Chinese one), and warns (so the ``-W`` build fails) about an image output
 whose cell has no such text: myst-nb would otherwise use the image's file name. The text is
 written, not computed: say the finding qualitatively, with no number the run measured

@@ -2,7 +2,7 @@
 
 The English book is built from the repository's root (pages ``book/NN_topic``) into
 ``_build/html``, the Chinese one from ``book/zh/`` (pages ``NN_topic``) into
-``_build/html/zh`` (tools/build/zh_edition.py). A page gets the link only where its counterpart
+``_build/html/zh`` (tools/build/zh/edition.py). A page gets the link only where its counterpart
 exists, i.e. where ``<language_link_other_source>/<page name>.md`` is a file. Settings:
 
 - ``language_link_label``: the link's text (``中文`` on English pages, ``English`` on Chinese);

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 
-from tools.build import zh_edition
+from tools.build.zh import edition as zh_edition
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
@@ -23,7 +23,7 @@ CHAPTERS = [p for p in PAGES if zh_edition.is_chapter(p)]
 if not (ZH / "index.html").exists():
     if os.environ.get("BOOK_REQUIRE_HTML"):
         raise RuntimeError(
-            "_build/html/zh is missing: run `python -m tools.build.zh_edition build`")
+            "_build/html/zh is missing: run `python -m tools.build.zh.edition build`")
     pytest.skip("Chinese book not built", allow_module_level=True)
 
 

@@ -12,8 +12,8 @@ import jupytext
 import pytest
 from bs4 import BeautifulSoup
 
-from tools.build import zh_edition
 from tools.build.chapter_format import CJK_RE, chapters
+from tools.build.zh import edition as zh_edition
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"

@@ -3,8 +3,7 @@ markdown (``jupyter_markdown``) with the book's run's numbers (``book_run``), th
 for generated files (``generated``), ``make sync`` (``sync_notebooks``, with ``sync_memo``,
 which skips the pages whose inputs have not changed), the executed
 notebooks into the build's cache (``cache_executed``), and the Chinese edition: its command line
-and site (``zh_edition``), its sources (``zh_sources``), their checks (``zh_checks``) and its
-glossary (``glossary``).
+and site, its sources, their checks and its glossary (the package ``zh``).
 
 Imports nothing from the other packages of ``tools``: they build on this one.
 """

@@ -22,7 +22,7 @@ BOOK = ROOT / "book"
 NOTEBOOKS = ROOT / "notebooks"
 CHAPTER_GLOB = "[0-9][0-9]_*.md"
 # The Chinese edition: book/zh/NN_topic.md beside book/NN_topic.md, notebooks in notebooks/zh/
-# (tools/build/zh_edition.py checks and syncs it).
+# (tools/build/zh/edition.py checks and syncs it).
 ZH = "zh"
 # A Chinese (CJK ideograph) character: what a translated cell, term or heading must contain
 CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

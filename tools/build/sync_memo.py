@@ -5,9 +5,9 @@ Converting a page (jupytext and markdown-it parse it) is most of ``make sync``'s
 when its inputs are byte for byte what they were when ``make sync`` last wrote or confirmed its
 outputs, and each output still holds exactly what was written then. The inputs of a page are
 its text and the texts it takes code or anchors from (the caller names them) plus everything a
-conversion reads whatever the page: the code of ``tools/build`` and ``helpers/exercises.py``,
-``_config.yml``, ``notebooks/book-run.json`` and the versions of the parsers. Anything else
-changed means the page is converted again.
+conversion reads whatever the page: the code of ``tools/build`` (its ``zh`` package too) and
+``helpers/exercises.py``, ``_config.yml``, ``notebooks/book-run.json`` and the versions of the
+parsers. Anything else changed means the page is converted again.
 
 The memo (``_build/sync-memo.json``) only saves time: deleting it makes the next sync convert
 every page, as a fresh clone's does. ``make sync``'s ``--check`` never uses it.
@@ -44,7 +44,7 @@ def _text_or_none(path: Path) -> str:
 
 def conversion_inputs(root: Path = ROOT) -> str:
     """A digest of what every page's conversion reads besides the page itself."""
-    sources = sorted((root / "tools" / "build").glob("*.py"))
+    sources = sorted((root / "tools" / "build").rglob("*.py"))
     sources += [root / "src" / "helpers" / "exercises.py", root / "_config.yml",
                 root / "notebooks" / "book-run.json"]
     parts = [f"{p.relative_to(root).as_posix()}\n{_text_or_none(p)}" for p in sources]

@@ -2,7 +2,7 @@
 
 Also writes the repository URL from _config.yml into each chapter's Colab install line, so
 that the URL is edited in one place, and then brings the Chinese edition in step
-(tools/build/zh_edition.py: the English code cells into book/zh/, notebooks/zh/ from them).
+(tools/build/zh/edition.py: the English code cells into book/zh/, notebooks/zh/ from them).
 A notebook changed by hand (a learner's saved work) is never replaced: it is kept and
 reported, with the command that discards it (tools/build/generated.py holds the rule).
 ``--check`` changes nothing and exits 1 when a notebook is missing, stale, has outputs, or
@@ -18,10 +18,11 @@ from pathlib import Path
 
 import yaml
 
-from tools.build import chapter_format, zh_edition
+from tools.build import chapter_format
 from tools.build.chapter_format import ROOT, ipynb_from_myst
 from tools.build.generated import Generated
 from tools.build.sync_memo import SyncMemo
+from tools.build.zh import edition as zh_edition
 
 BOOK = chapter_format.BOOK
 NOTEBOOKS = chapter_format.NOTEBOOKS

@@ -141,7 +141,7 @@ class Edition:
 def page_files(lang: str, html: Path = HTML, root: Path = ROOT) -> list[Path]:
     """The built pages of an edition, in the table of contents' order."""
     if lang == "zh":
-        from tools.build import zh_edition
+        from tools.build.zh import edition as zh_edition
 
         toc, base = zh_edition.zh_toc(root), html / "zh"
     else:
@@ -206,7 +206,7 @@ def print_edition(browser, edition: Edition, out: Path = OUT, html: Path = HTML,
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     title = config.get("title", "PyTorch in Practice")
     if edition.lang == "zh":
-        from tools.build import zh_edition
+        from tools.build.zh import edition as zh_edition
 
         title = zh_edition.zh_config().get("title", title)
     margin = {k: f"{v}mm" for k, v in MARGIN_MM.items()}

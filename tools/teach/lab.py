@@ -25,8 +25,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.build import zh_edition
 from tools.build.chapter_format import BOOK, ROOT, ZH, chapters, ipynb_from_myst, student_text
+from tools.build.zh import edition as zh_edition
 
 WORKSPACE = ROOT / "workspace"
 VERSIONS = ".book-versions.json"  # chapter -> the book version its copy was made from

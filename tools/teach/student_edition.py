@@ -22,7 +22,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.build import zh_edition
 from tools.build.chapter_format import (
     BOOK,
     ROOT,
@@ -32,6 +31,7 @@ from tools.build.chapter_format import (
     student_text,
 )
 from tools.build.generated import Generated
+from tools.build.zh import edition as zh_edition
 from tools.teach.grade import AfterCheck, Session, cell_error
 
 

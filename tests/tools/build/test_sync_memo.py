@@ -6,9 +6,11 @@ import shutil
 
 import pytest
 
-from tools.build import sync_notebooks, zh_edition, zh_sources
+from tools.build import sync_notebooks
 from tools.build.chapter_format import BOOK
 from tools.build.sync_memo import SyncMemo, conversion_inputs
+from tools.build.zh import edition as zh_edition
+from tools.build.zh import sources as zh_sources
 
 
 @pytest.fixture
@@ -61,10 +63,10 @@ def test_saving_drops_records_whose_outputs_changed(files):
     assert len(json.loads(memo_path.read_text(encoding="utf-8"))["pages"]) == 1
 
 
-@pytest.mark.parametrize("changed", ["tools/build/zh_sources.py", "_config.yml",
+@pytest.mark.parametrize("changed", ["tools/build/zh/sources.py", "_config.yml",
                                      "notebooks/book-run.json", "src/helpers/exercises.py"])
 def test_what_every_conversion_reads_is_in_the_common_digest(tmp_path, changed):
-    for name in ("tools/build/zh_sources.py", "_config.yml", "notebooks/book-run.json",
+    for name in ("tools/build/zh/sources.py", "_config.yml", "notebooks/book-run.json",
                  "src/helpers/exercises.py"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(f"{name}\n", encoding="utf-8")

@@ -14,9 +14,10 @@ import sys
 import pytest
 import yaml
 
-from tools.build import sync_notebooks, zh_edition
+from tools.build import sync_notebooks
 from tools.build.chapter_format import BOOK, ROOT
 from tools.build.generated import Generated
+from tools.build.zh import edition as zh_edition
 
 CODE_CELL = "```{code-cell} ipython3\n"
 
@@ -260,10 +261,10 @@ def test_a_changed_english_section_makes_the_translation_stale(sandbox):
     assert found == [
         'book/zh/intro.md is stale: the English text changed since it was translated, in '
         '"## How to read it" (changed); translate the change, then run '
-        '`python -m tools.build.zh_edition stamp intro`',
+        '`python -m tools.build.zh.edition stamp intro`',
         'book/zh/00_demo.md is stale: the English text changed since it was translated, in '
         '"## Seeding: a first look" (changed); translate the change, then run '
-        '`python -m tools.build.zh_edition stamp 00_demo`']
+        '`python -m tools.build.zh.edition stamp 00_demo`']
     for page in zh_edition.pages(book):
         zh_edition.stamp(page, book)
     assert zh_edition.problems(book, notebooks) == []
@@ -277,7 +278,7 @@ def test_new_and_removed_english_sections_are_named(sandbox):
     assert stale == [
         'book/zh/00_demo.md is stale: the English text changed since it was translated, in '
         '"## Seeds: a first look" (new in English), "## Seeding: a first look" (gone from '
-        'English); translate the change, then run `python -m tools.build.zh_edition stamp 00_demo`']
+        'English); translate the change, then run `python -m tools.build.zh.edition stamp 00_demo`']
 
 
 def test_a_page_without_a_record_is_named(sandbox):
@@ -287,7 +288,7 @@ def test_a_page_without_a_record_is_named(sandbox):
                   encoding="utf-8")
     assert zh_edition.problems(book, notebooks) == [
         "book/zh/intro.md: no `translation:` record in its front matter; once it translates "
-        "the English page, run `python -m tools.build.zh_edition stamp intro`"]
+        "the English page, run `python -m tools.build.zh.edition stamp intro`"]
 
 
 def test_the_record_hashes_the_markdown_only():
@@ -361,7 +362,7 @@ def test_a_line_break_inside_chinese_text_is_found_and_unwrap_joins_it(sandbox):
                                                           "`not yet`，直到你的答案通过。")
     assert [p for p in zh_edition.problems(book, notebooks) if "ipynb" not in p] == [
         f"book/zh/00_demo.md: 1 line(s) ({line}) break Chinese text, which a browser shows as "
-        "a space; write each paragraph on one line (`python -m tools.build.zh_edition unwrap "
+        "a space; write each paragraph on one line (`python -m tools.build.zh.edition unwrap "
         "00_demo` joins them)"]
     assert zh_edition.unwrap(zh.read_text(encoding="utf-8")) == before
 

@@ -1,4 +1,4 @@
-"""What ``python -m tools.build.zh_edition check`` reports about the Chinese edition's sources:
+"""What ``python -m tools.build.zh.edition check`` reports about the Chinese edition's sources:
 code cells and header not the English chapter's, another structure (headings, exercise and
 solution labels, claim IDs), a markdown cell without Chinese, a line break inside Chinese text,
 a stale translation, links to English section anchors; and what ``make sync`` would change.
@@ -19,7 +19,7 @@ from tools.build.chapter_format import (
     headings,
     markdown_cells,
 )
-from tools.build.zh_sources import (
+from tools.build.zh.sources import (
     BOOK,
     NOTEBOOKS,
     RECORD,
@@ -143,12 +143,12 @@ def line_break_problems(zh_text: str, name: str, page: Path) -> list[str]:
     shown = ", ".join(str(i + 1) for i in breaks[:5]) + (", ..." if len(breaks) > 5 else "")
     return [f"{name}: {len(breaks)} line(s) ({shown}) break Chinese text, which a browser "
             f"shows as a space; write each paragraph on one line (`python -m "
-            f"tools.build.zh_edition unwrap {page.stem}` joins them)"]
+            f"tools.build.zh.edition unwrap {page.stem}` joins them)"]
 
 
 def stale_problems(zh_text: str, en_text: str, name: str, page: Path) -> list[str]:
     record = split_front_matter(zh_text)[0]
-    stamp = f"run `python -m tools.build.zh_edition stamp {page.stem}`"
+    stamp = f"run `python -m tools.build.zh.edition stamp {page.stem}`"
     if not record:
         return [f"{name}: no `{RECORD}:` record in its front matter; once it translates the "
                 f"English page, {stamp}"]

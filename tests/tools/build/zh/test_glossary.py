@@ -1,8 +1,9 @@
-"""The Chinese edition's glossary (tools/build/glossary.py): checked entries, links per edition."""
+"""The Chinese edition's glossary (tools/build/zh/glossary.py): checked entries, links per
+edition."""
 
 import pytest
 
-from tools.build import glossary
+from tools.build.zh import glossary
 
 
 def write(tmp_path, text):

@@ -1,7 +1,7 @@
 """The Chinese edition's sources (``book/zh/``): which pages are translated, their front matter
 and translation record, the English code cells copied in (``sync``) and the record of the
-English text a page translates (``stamp``). tools/build/zh_edition.py is the command line and
-the Chinese site's build; tools/build/zh_checks.py checks these sources.
+English text a page translates (``stamp``). tools/build/zh/edition.py is the command line and
+the Chinese site's build; tools/build/zh/checks.py checks these sources.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ INTRO = "intro.md"
 RECORD = "translation"  # the front-matter key of the staleness record
 BEFORE_FIRST_HEADING = "(before the first heading)"
 APPENDIX_GLOB = "appendix_*.md"
-# made by tools/pages/claims_appendix.py and tools/build/glossary.py
+# made by tools/pages/claims_appendix.py and tools/build/zh/glossary.py
 GENERATED = ("appendix_claims", "appendix_glossary")
 
 
