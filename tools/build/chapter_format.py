@@ -11,8 +11,6 @@ import functools
 import re
 from pathlib import Path
 
-import jupytext
-
 from helpers.exercises import LABEL_PATTERN
 from tools.build.book_run import BookRun
 from tools.build.jupyter_markdown import Page, exercise_text, to_jupyter
@@ -63,6 +61,8 @@ def code_cells(text: str) -> list[str]:
 @functools.lru_cache(maxsize=64)  # `make sync` asks about each page several times
 def _code_cells(text: str) -> tuple[str, ...]:
     blocks = tuple(m.group(0) for m in CODE_CELL_RE.finditer(text))
+    import jupytext  # here, not at the top: the tools that only read the rules start faster
+
     parsed = [c for c in jupytext.reads(text, fmt="md:myst").cells if c.cell_type == "code"]
     if len(blocks) != len(parsed):
         raise ValueError(f"found {len(blocks)} code-cell fences but jupytext reads "
@@ -72,6 +72,8 @@ def _code_cells(text: str) -> tuple[str, ...]:
 
 def markdown_cells(text: str) -> list[str]:
     """The sources of a chapter's markdown cells, as jupytext reads them (no front matter)."""
+    import jupytext
+
     return [c.source for c in jupytext.reads(text, fmt="md:myst").cells
             if c.cell_type == "markdown"]
 
@@ -120,6 +122,8 @@ def solution_code(text: str) -> dict[str, list[str]]:
     solutions = {}
     for match in SOLUTION_RE.finditer(text):
         body = re.sub(r"\A:class: \w+\n", "", match["body"])
+        import jupytext
+
         cells = jupytext.reads(body, fmt="md:myst").cells
         solutions[match["label"]] = [c.source for c in cells if c.cell_type == "code"]
     return solutions
@@ -154,6 +158,8 @@ def ipynb_from_myst(text: str, language: str = "en", stem: str | None = None,
 
     Cell ids are numbered (nbformat would draw random ones), so the output is reproducible.
     """
+    import jupytext
+
     nb = jupytext.reads(text, fmt="md:myst")
     page = Page(language, stem, BookRun.read() if book_run is None else book_run)
     to_jupyter(nb, page)
