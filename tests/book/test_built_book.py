@@ -9,6 +9,7 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 
+from tests.book.built_pages import parsed
 from tools.build.chapter_format import chapters
 from tools.pages.claims_appendix import load_ledger
 
@@ -24,7 +25,7 @@ if not (HTML / "index.html").exists():
 
 
 def page(chapter: Path) -> BeautifulSoup:
-    return BeautifulSoup((HTML / "book" / f"{chapter.stem}.html").read_text(), "html.parser")
+    return parsed(HTML / "book" / f"{chapter.stem}.html")
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 
+from tests.book.built_pages import parsed
 from tools.build.zh import edition as zh_edition
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +29,7 @@ if not (ZH / "index.html").exists():
 
 
 def soup(path: Path) -> BeautifulSoup:
-    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    return parsed(path.resolve())
 
 
 def language_links(path: Path) -> list[str]:

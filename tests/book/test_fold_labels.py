@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
+
+from tests.book.built_pages import parsed
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
@@ -28,7 +29,7 @@ def test_built_pages_label_their_check_folds_and_hide_the_title_line(folder, exp
     assert pages, f"no chapter pages under {HTML / folder}"
     labelled = 0
     for page in pages:
-        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        soup = parsed(page)
         for fold in soup.select("details.hide.above-input"):
             assert "@title" not in fold.get_text(), f"{page.name}: a fold shows its title line"
             if fold.select_one("summary p.collapsed").get_text(strip=True) == expected:
