@@ -72,10 +72,15 @@ def _code_cells(text: str) -> tuple[str, ...]:
 
 def markdown_cells(text: str) -> list[str]:
     """The sources of a chapter's markdown cells, as jupytext reads them (no front matter)."""
+    return list(_markdown_cells(text))
+
+
+@functools.lru_cache(maxsize=64)  # the Chinese edition's checks read each page several times
+def _markdown_cells(text: str) -> tuple[str, ...]:
     import jupytext
 
-    return [c.source for c in jupytext.reads(text, fmt="md:myst").cells
-            if c.cell_type == "markdown"]
+    return tuple(c.source for c in jupytext.reads(text, fmt="md:myst").cells
+                 if c.cell_type == "markdown")
 
 
 def headings(markdown: str) -> list[tuple[int, str, int]]:
