@@ -3,6 +3,7 @@ hands the evidence to a verdict function the chapter defines, and the ledger nam
 that feed that very function evidence from a world without the effect."""
 
 import ast
+import functools
 import re
 
 import pytest
@@ -16,13 +17,14 @@ LEDGER = appendix.load_ledger()
 TEST_NAME_RE = re.compile(r"tests/chapters/test_can_fail_\d\d\.py::(test_c\d{2,3}_\w+)")
 
 
-def defined_tests(path, counterfactual_only: bool = False) -> set[str]:
+@functools.cache  # ast.get_source_segment reads the file from the top for each function
+def defined_tests(path, counterfactual_only: bool = False) -> frozenset[str]:
     """The test functions of a file; with ``counterfactual_only``, those that expect a
     verdict's ``AssertionError`` (a positive control or a helper's unit test does not)."""
     source = path.read_text(encoding="utf-8")
-    return {n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)
+    return frozenset({n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)
             and n.name.startswith("test_") and (not counterfactual_only or re.search(
-                r"raises\(\s*AssertionError", ast.get_source_segment(source, n) or ""))}
+                r"raises\(\s*AssertionError", ast.get_source_segment(source, n) or ""))})
 
 
 @pytest.mark.parametrize("claim_id", sorted(LEDGER))
