@@ -7,6 +7,7 @@ every declared package must be used. ``make colab-check`` runs the same path for
 """
 
 import ast
+import functools
 import re
 import sys
 from importlib.metadata import packages_distributions
@@ -55,7 +56,8 @@ def declared() -> set[str]:
     return {re.split(r"[<>=!~ \[;]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
 
 
-def used_modules() -> set[str]:
+@functools.cache  # two tests ask; reading every chapter takes seconds
+def used_modules() -> frozenset[str]:
     found = set()
     for chapter in chapters():
         notebook = jupytext.read(chapter, fmt="md:myst")
@@ -64,7 +66,7 @@ def used_modules() -> set[str]:
                 found |= imports(cell.source)
     for module in (ROOT / "src" / "helpers").glob("*.py"):
         found |= imports(module.read_text())
-    return third_party(found)
+    return frozenset(third_party(found))
 
 
 def test_imports_are_read_from_code():
