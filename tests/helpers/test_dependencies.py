@@ -46,8 +46,13 @@ def third_party(modules: set[str]) -> set[str]:
     return {m for m in modules if m not in sys.stdlib_module_names and m != "helpers"}
 
 
+@functools.cache  # reads every installed package's file list: once, not once per module
+def installed_modules() -> dict[str, list[str]]:
+    return packages_distributions()
+
+
 def distribution(module: str) -> str:
-    dists = packages_distributions().get(module, [module])
+    dists = installed_modules().get(module, [module])
     return re.sub(r"[-_.]+", "-", dists[0]).lower()
 
 
