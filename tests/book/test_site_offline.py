@@ -75,6 +75,7 @@ class Visit:
     # each explorer's shown state before and after its first slider is moved one step with
     # the keyboard: (explorer id, before, after)
     explorers: list[tuple[str, str, str]] = field(default_factory=list)
+    colab: list[str] = field(default_factory=list)  # the Colab links, as the browser has them
     # axe-core's WCAG 2.1 A/AA violations: (mode, rule, impact, how many elements, an example)
     axe: list[tuple[str, str, str, int, str]] = field(default_factory=list)
 
@@ -105,8 +106,9 @@ def open_page(browser: Browser, url: str) -> tuple[Page, Visit]:
     return page, visit
 
 
-def inspect(page: Page, visit: Visit) -> Visit:
-    """Wait for MathJax and the widgets, then measure what the reader sees."""
+def inspect(page: Page, visit: Visit, shots: str | None = None) -> Visit:
+    """Wait for MathJax and the widgets, then measure what the reader sees (``shots``: where
+    the explorers' screenshots go, as :func:`move_explorers` takes it)."""
     if page.query_selector("script[src*='tex-mml-chtml']"):
         page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
                                timeout=30_000)
@@ -131,7 +133,10 @@ def inspect(page: Page, visit: Visit) -> Visit:
     visit.sideways = page.evaluate(
         "() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
     visit.axe = audit(page, "light")
-    visit.explorers = move_explorers(page)
+    visit.colab = page.eval_on_selector_all("a[href*='colab.research.google.com']",
+                                            "links => links.map(a => a.href)")
+    visit.explorers = move_explorers(page, shots)
+    page.evaluate("window.scrollTo(0, 0)")  # the explorers' screenshots scrolled to them
     return visit
 
 
@@ -200,7 +205,8 @@ def visits(browser) -> dict[str, Visit]:
     results = {}
     for name in PAGES:
         page, visit = open_page(browser, (HTML / name).as_uri())
-        results[name] = inspect(page, visit)
+        results[name] = inspect(page, visit, explorer_shots(name) if name in EXPLORER_SHOTS
+                                else None)
         page.screenshot(path=shot_path(name), full_page=FULL_SCREENSHOTS)
         loaded_failed = list(visit.failed)  # what failed while the page loaded
         dark_and_phone(page, visit)  # (a stylesheet re-read on a theme or width change and
@@ -319,13 +325,18 @@ def test_without_the_explorer_script_the_first_state_stands(browser):
     assert len(shown) == 1 and shown[0]["width"] > 200 and shown[0]["height"] > 100, shown
 
 
+def explorer_shots(name: str) -> str:
+    return str(SHOTS / name.removesuffix(".html").replace("/", "__"))
+
+
 @pytest.mark.parametrize("name", EXPLORER_SHOTS)
-def test_explorer_screenshots_before_and_after_moving_the_slider(browser, name):
-    """For a person to look at: _build/screenshots/<page>-explorer0-before/after.png."""
-    page, visit = open_page(browser, (HTML / name).as_uri())
-    moved = move_explorers(page, shots=str(SHOTS / name.removesuffix(".html").replace("/", "__")))
-    page.close()
-    assert moved and moved[0][1] != moved[0][2] and not visit.outside
+def test_explorer_screenshots_before_and_after_moving_the_slider(visits, name):
+    """For a person to look at: _build/screenshots/<page>-explorer0-before/after.png, taken
+    when the page was visited."""
+    moved = visits[name].explorers
+    assert moved and moved[0][1] != moved[0][2] and not visits[name].outside
+    for when in ("before", "after"):
+        assert Path(f"{explorer_shots(name)}-explorer0-{when}.png").stat().st_size > 1000
 
 
 @pytest.mark.parametrize("name, verdict", [("book/01_autograd.html", "Not quite"),
@@ -348,12 +359,14 @@ def test_a_question_answered_on_the_page_shows_its_explanation(browser, name, ve
 
 
 @pytest.mark.parametrize("chapter", chapters(), ids=lambda p: p.stem)
-def test_colab_button_in_the_browser(browser, chapter):
-    page, _ = open_page(browser, (HTML / "book" / f"{chapter.stem}.html").as_uri())
-    hrefs = page.eval_on_selector_all("a[href*='colab.research.google.com']",
-                                      "links => links.map(a => a.href)")
-    page.close()
-    assert hrefs and all(h.endswith(f"/notebooks/{chapter.stem}.ipynb") for h in hrefs), hrefs
+def test_colab_button_in_the_browser(visits, chapter):
+    """The links read when the page was visited (both editions)."""
+    for name, folder in ((f"book/{chapter.stem}.html", ""), (f"zh/{chapter.stem}.html", "zh/")):
+        if name not in visits:
+            continue  # not translated yet
+        hrefs = visits[name].colab
+        assert hrefs and all(h.endswith(f"/notebooks/{folder}{chapter.stem}.ipynb")
+                             for h in hrefs), (name, hrefs)
 
 
 def test_search_works_offline(browser):
@@ -398,3 +411,17 @@ def test_a_cdn_script_put_back_is_caught(browser):
         page.close()
     assert visit.outside == [cdn]
     assert rendered == 0
+
+
+def test_every_widget_bundle_loads_its_fonts_from_the_site(browser):
+    """Each bundle of the widget manager takes its icon fonts from beside its module's URL:
+    for all four, that is _static/html-manager/dist/, where the fonts are (the page's folder
+    was guessed for base and controls once, and their icons failed to load now and then)."""
+    page, _ = open_page(browser, (HTML / "book" / "02_data.html").as_uri())
+    urls = page.evaluate("""() => ['@jupyter-widgets/base', '@jupyter-widgets/controls',
+        '@jupyter-widgets/html-manager', '@jupyter-widgets/html-manager/dist/libembed-amd']
+        .map(id => new URL(require.toUrl(id), document.baseURI).href)""")
+    page.close()
+    dist = (HTML / "_static" / "html-manager" / "dist").as_uri()
+    assert [url.rsplit("/", 1)[0] for url in urls] == [dist] * 4, urls
+    assert list((HTML / "_static" / "html-manager" / "dist").glob("*.woff2"))
