@@ -416,12 +416,23 @@ def test_a_cdn_script_put_back_is_caught(browser):
 def test_every_widget_bundle_loads_its_fonts_from_the_site(browser):
     """Each bundle of the widget manager takes its icon fonts from beside its module's URL:
     for all four, that is _static/html-manager/dist/, where the fonts are (the page's folder
-    was guessed for base and controls once, and their icons failed to load now and then)."""
-    page, _ = open_page(browser, (HTML / "book" / "02_data.html").as_uri())
-    urls = page.evaluate("""() => ['@jupyter-widgets/base', '@jupyter-widgets/controls',
-        '@jupyter-widgets/html-manager', '@jupyter-widgets/html-manager/dist/libembed-amd']
-        .map(id => new URL(require.toUrl(id), document.baseURI).href)""")
-    page.close()
-    dist = (HTML / "_static" / "html-manager" / "dist").as_uri()
-    assert [url.rsplit("/", 1)[0] for url in urls] == [dist] * 4, urls
-    assert list((HTML / "_static" / "html-manager" / "dist").glob("*.woff2"))
+    was guessed for base and controls once, and their icons failed to load). A page with a
+    widget loads these three scripts (_config.yml); no chapter has one today, so a probe page
+    beside the chapters loads them as such a page would."""
+    scripts = ["widgets_require_config.js", "requirejs/require.js",
+               "html-manager/dist/embed-amd.js"]
+    probe = HTML / "book" / "_probe_widgets.html"
+    probe.write_text("<!DOCTYPE html><html><head>" + "".join(
+        f'<script src="../_static/{s}"></script>' for s in scripts) + "</head><body></body></html>",
+        encoding="utf-8")
+    try:
+        page, visit = open_page(browser, probe.as_uri())
+        urls = page.evaluate("""() => ['@jupyter-widgets/base', '@jupyter-widgets/controls',
+            '@jupyter-widgets/html-manager', '@jupyter-widgets/html-manager/dist/libembed-amd']
+            .map(id => new URL(require.toUrl(id), document.baseURI).href)""")
+        page.close()
+    finally:
+        probe.unlink()
+    dist = HTML / "_static" / "html-manager" / "dist"
+    assert not visit.failed and list(dist.glob("*.woff2"))
+    assert [url.rsplit("/", 1)[0] for url in urls] == [dist.as_uri()] * 4, urls
