@@ -35,7 +35,8 @@ def _sha(*parts: str) -> str:
     return digest.hexdigest()
 
 
-def _text_or_none(path: Path) -> str:
+def text_or_none(path: Path) -> str:
+    """A file's text as an input of a conversion; ``"(none)"`` for a file that is not there."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -47,7 +48,7 @@ def conversion_inputs(root: Path = ROOT) -> str:
     sources = sorted((root / "tools" / "build").rglob("*.py"))
     sources += [root / "src" / "helpers" / "exercises.py", root / "_config.yml",
                 root / "notebooks" / "book-run.json"]
-    parts = [f"{p.relative_to(root).as_posix()}\n{_text_or_none(p)}" for p in sources]
+    parts = [f"{p.relative_to(root).as_posix()}\n{text_or_none(p)}" for p in sources]
     for name in PARSERS:
         try:
             parts.append(f"{name}=={version(name)}")

@@ -21,7 +21,7 @@ from tools.build.chapter_format import (
     markdown_cells,
 )
 from tools.build.generated import Generated
-from tools.build.sync_memo import SyncMemo
+from tools.build.sync_memo import SyncMemo, text_or_none
 
 BOOK = chapter_format.BOOK
 NOTEBOOKS = chapter_format.NOTEBOOKS
@@ -95,10 +95,6 @@ def notebook_text(zh_text: str, stem: str | None = None) -> str:
     it is)."""
     _, rest, body = split_front_matter(zh_text)
     return ipynb_from_myst(f"---\n{rest}---\n{body}" if rest else body, language=ZH, stem=stem)
-
-
-def _text_or_none(path: Path) -> str:
-    return path.read_text(encoding="utf-8") if path.is_file() else "(none)"
 
 
 def _sha(text: str, length: int) -> str:
@@ -233,9 +229,9 @@ def linked_pages(*texts: str) -> list[str]:
 def _sync_inputs(page: Path, book: Path) -> list[str]:
     """What ``sync`` makes a Chinese page's outputs from: the page, its English page, and both
     editions of each page it links to (their headings give the anchors)."""
-    text, en_text = _text_or_none(page), _text_or_none(english_for(page, book))
+    text, en_text = text_or_none(page), text_or_none(english_for(page, book))
     return [_rel(page, book), text, en_text] + [
-        f"{linked}\n{_text_or_none(book / linked)}\n{_text_or_none(book / ZH / linked)}"
+        f"{linked}\n{text_or_none(book / linked)}\n{text_or_none(book / ZH / linked)}"
         for linked in linked_pages(text, en_text)]
 
 
