@@ -55,32 +55,26 @@ def code_cells(text: str) -> list[str]:
 
     Refuses text where this count disagrees with jupytext's (a fence this rule misreads).
     """
-    return list(_code_cells(text))
-
-
-@functools.lru_cache(maxsize=64)  # `make sync` asks about each page several times
-def _code_cells(text: str) -> tuple[str, ...]:
-    blocks = tuple(m.group(0) for m in CODE_CELL_RE.finditer(text))
-    import jupytext  # here, not at the top: the tools that only read the rules start faster
-
-    parsed = [c for c in jupytext.reads(text, fmt="md:myst").cells if c.cell_type == "code"]
+    blocks = [m.group(0) for m in CODE_CELL_RE.finditer(text)]
+    parsed = [source for kind, source in _cells(text) if kind == "code"]
     if len(blocks) != len(parsed):
         raise ValueError(f"found {len(blocks)} code-cell fences but jupytext reads "
                          f"{len(parsed)} code cells")
     return blocks
 
 
+# `make sync` and the Chinese edition's checks ask about each page several times: one parse
+@functools.lru_cache(maxsize=64)
+def _cells(text: str) -> tuple[tuple[str, str], ...]:
+    """(cell type, source) of each cell of MyST notebook text, as jupytext reads it."""
+    import jupytext  # here, not at the top: the tools that only read the rules start faster
+
+    return tuple((c.cell_type, c.source) for c in jupytext.reads(text, fmt="md:myst").cells)
+
+
 def markdown_cells(text: str) -> list[str]:
     """The sources of a chapter's markdown cells, as jupytext reads them (no front matter)."""
-    return list(_markdown_cells(text))
-
-
-@functools.lru_cache(maxsize=64)  # the Chinese edition's checks read each page several times
-def _markdown_cells(text: str) -> tuple[str, ...]:
-    import jupytext
-
-    return tuple(c.source for c in jupytext.reads(text, fmt="md:myst").cells
-                 if c.cell_type == "markdown")
+    return [source for kind, source in _cells(text) if kind == "markdown"]
 
 
 def headings(markdown: str) -> list[tuple[int, str, int]]:
@@ -127,10 +121,7 @@ def solution_code(text: str) -> dict[str, list[str]]:
     solutions = {}
     for match in SOLUTION_RE.finditer(text):
         body = re.sub(r"\A:class: \w+\n", "", match["body"])
-        import jupytext
-
-        cells = jupytext.reads(body, fmt="md:myst").cells
-        solutions[match["label"]] = [c.source for c in cells if c.cell_type == "code"]
+        solutions[match["label"]] = [source for kind, source in _cells(body) if kind == "code"]
     return solutions
 
 

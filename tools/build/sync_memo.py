@@ -15,24 +15,20 @@ every page, as a fresh clone's does. ``make sync``'s ``--check`` never uses it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from tools.build.chapter_format import ROOT
+from tools.build.generated import sha
 
 MEMO = ROOT / "_build" / "sync-memo.json"
 PARSERS = ("jupytext", "markdown-it-py", "myst-parser", "nbformat", "mdit-py-plugins")
 
 
 def _sha(*parts: str) -> str:
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part.encode("utf-8"))
-        digest.update(b"\0")
-    return digest.hexdigest()
+    return sha("\0".join(parts))
 
 
 def text_or_none(path: Path) -> str:
@@ -85,12 +81,12 @@ class SyncMemo:
         outputs = list(outputs)
         if sorted(str(p) for p in outputs) != sorted(recorded):
             return False
-        return all(p.is_file() and _sha(p.read_text(encoding="utf-8")) == recorded[str(p)]
+        return all(p.is_file() and sha(p.read_text(encoding="utf-8")) == recorded[str(p)]
                    for p in outputs)
 
     def record(self, inputs: Iterable[str], outputs: Iterable[Path]) -> None:
         """Remember that ``inputs`` gave what ``outputs`` hold now (call after writing them)."""
-        self._pages[self._key(inputs)] = {str(p): _sha(p.read_text(encoding="utf-8"))
+        self._pages[self._key(inputs)] = {str(p): sha(p.read_text(encoding="utf-8"))
                                           for p in outputs}
         self._changed = True
 
@@ -100,8 +96,8 @@ class SyncMemo:
         if not self._changed:
             return
         kept = {key: outputs for key, outputs in self._pages.items()
-                if all(Path(p).is_file() and _sha(Path(p).read_text(encoding="utf-8")) == sha
-                       for p, sha in outputs.items())}
+                if all(Path(p).is_file() and sha(Path(p).read_text(encoding="utf-8")) == digest
+                       for p, digest in outputs.items())}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # not atomic on purpose: a torn memo reads as no memo

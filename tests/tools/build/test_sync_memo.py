@@ -90,7 +90,6 @@ def book(tmp_path, monkeypatch):
     shutil.copy(BOOK / "zh" / "00_setup.md", book / "zh" / "00_demo.md")
     monkeypatch.setattr(sync_notebooks, "BOOK", book)
     monkeypatch.setattr(sync_notebooks, "NOTEBOOKS", notebooks)
-    monkeypatch.setattr(zh_edition, "sync", lambda b, n, g, m: zh_sources.sync(book, n, g, m))
     memo = tmp_path / "memo.json"
     sync_notebooks.sync(memo=SyncMemo(memo, common="v1"))
     assert zh_edition.problems(book, notebooks) == []
